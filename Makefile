@@ -1,0 +1,129 @@
+# otelcol-accel — build, run and test the distribution.
+#
+#   make run    build everything and run the demo fleet
+#   make test   lint + unit tests + ocb build + end-to-end tests
+#
+# Everything the targets need is installed by them: ocb and mdatagen into
+# ./bin (pinned), Go modules through the module proxy, and Debian packages
+# (prometheus, for the dashboard test) with apt-get.
+
+SHELL        := /usr/bin/env bash
+.SHELLFLAGS  := -eu -o pipefail -c
+GO           ?= go
+BIN          := $(CURDIR)/bin
+OCB_VERSION  := v0.165.0
+OCB          := $(BIN)/builder-$(OCB_VERSION)
+MDATAGEN     := $(BIN)/mdatagen
+BUILD_DIR    := _build
+DIST         := $(BUILD_DIR)/otelcol-accel
+ACCELSIM     := $(BUILD_DIR)/accelsim
+# Component folders that carry an mdatagen metadata.yaml.
+COMPONENTS   := $(patsubst %/metadata.yaml,%,$(wildcard receiver/*/metadata.yaml processor/*/metadata.yaml exporter/*/metadata.yaml))
+# Fuzz time per target: short in `make test`, longer in `make fuzz`.
+FUZZTIME     ?= 10s
+GOTEST_FLAGS ?=
+
+export OTELCOL_ACCEL_BIN := $(CURDIR)/$(DIST)
+export ACCELSIM_BIN      := $(CURDIR)/$(ACCELSIM)
+
+.PHONY: all build dist accelsim run test unit e2e lint generate bench fuzz fuzz-short tools deps-debian gpu-check clean help
+
+all: build
+
+help:
+	@echo "make run        build and run the demo fleet (collector + simulator)"
+	@echo "make test       lint, unit tests, ocb build, end-to-end tests"
+	@echo "make build      generate code and build $(DIST) and $(ACCELSIM)"
+	@echo "make bench      Go benchmarks and the load harness against the built binary"
+	@echo "make fuzz       every fuzz target for FUZZTIME (default $(FUZZTIME))"
+	@echo "make gpu-check  exercise the real NVML path (needs an NVIDIA GPU and driver)"
+
+## ---- tools ---------------------------------------------------------------
+
+tools: $(OCB) $(MDATAGEN)
+
+# ocb is installed under a versioned name so that changing OCB_VERSION
+# reinstalls it, while a CI cache of ./bin keeps it between runs.
+$(OCB):
+	@mkdir -p $(BIN)
+	@echo ">> installing ocb $(OCB_VERSION) into $(BIN)"
+	GOBIN=$(BIN) $(GO) install go.opentelemetry.io/collector/cmd/builder@$(OCB_VERSION)
+	mv $(BIN)/builder $(OCB)
+
+# mdatagen is built from a small tools module: releases after v0.159.0 are not
+# served here, and `go install …@v0.159.0` fails on the proxy's version list.
+$(MDATAGEN): internal/tools/mdatagen/go.mod internal/tools/mdatagen/go.sum
+	@mkdir -p $(BIN)
+	@echo ">> building mdatagen (see internal/tools/mdatagen)"
+	cd internal/tools/mdatagen && $(GO) build -o $(MDATAGEN) go.opentelemetry.io/collector/cmd/mdatagen
+
+## ---- code generation -------------------------------------------------------
+
+generate: $(MDATAGEN)
+	@for c in $(COMPONENTS); do echo ">> mdatagen $$c"; (cd $$c && $(MDATAGEN) metadata.yaml); done
+	$(GO) run ./internal/accelschema/gendocs -out docs/metrics.md
+
+## ---- build -----------------------------------------------------------------
+
+build: generate dist accelsim
+
+# ocb regenerates and recompiles the distribution only when its inputs changed
+# (content hash, so regenerated-but-identical files do not trigger a rebuild).
+dist: $(OCB)
+	@hash=$$(scripts/dist-inputs-hash.sh); \
+	if [[ -x $(DIST) && "$$(cat $(BUILD_DIR)/.inputs-hash 2>/dev/null)" == "$$hash" ]]; then \
+	  echo ">> $(DIST) is up to date"; \
+	else \
+	  echo ">> building $(DIST) with ocb $(OCB_VERSION) (a cold build takes several minutes)"; \
+	  $(OCB) --config builder-config.yaml; \
+	  echo "$$hash" > $(BUILD_DIR)/.inputs-hash; \
+	fi
+
+accelsim:
+	@if [[ -d cmd/accelsim ]]; then $(GO) build -o $(ACCELSIM) ./cmd/accelsim; fi
+
+## ---- run -------------------------------------------------------------------
+
+run: build
+	scripts/run-demo.sh
+
+## ---- test ------------------------------------------------------------------
+
+test: lint unit build e2e fuzz-short
+
+lint:
+	@echo ">> gofmt"
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go'; git ls-files --others --exclude-standard '*.go')); \
+	if [[ -n "$$unformatted" ]]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
+	@echo ">> go vet"
+	$(GO) vet ./...
+
+unit:
+	$(GO) test $(GOTEST_FLAGS) ./...
+
+# End-to-end tests run the built binary; they are behind the e2e build tag so
+# that `go test ./...` never depends on a build that may not exist.
+e2e: deps-debian
+	$(GO) test -tags e2e -count=1 -timeout 25m $(GOTEST_FLAGS) ./test/e2e/...
+
+# Every parser's fuzz target for a fixed short time.
+fuzz-short:
+	@scripts/fuzz.sh $(FUZZTIME)
+
+fuzz:
+	@scripts/fuzz.sh $${FUZZTIME:-2m}
+
+bench: build
+	$(GO) test -run '^$$' -bench . -benchmem -count 1 ./...
+	@if [[ -d test/load ]]; then $(GO) test -tags load -count=1 -timeout 60m -v ./test/load/...; fi
+
+# Debian packages used by tests: Prometheus proves the dashboards' PromQL
+# against real data.
+deps-debian:
+	@scripts/install-debian-deps.sh
+
+gpu-check:
+	scripts/gpu-check.sh
+
+clean:
+	rm -rf $(BUILD_DIR)

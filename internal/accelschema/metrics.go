@@ -1,0 +1,157 @@
+package accelschema
+
+// Instrument is how a metric is represented in pdata.
+type Instrument string
+
+const (
+	// Gauge: pmetric Gauge.
+	Gauge Instrument = "gauge"
+	// Counter: monotonic Sum (cumulative unless stated otherwise).
+	Counter Instrument = "counter"
+	// UpDownCounter: non-monotonic cumulative Sum.
+	UpDownCounter Instrument = "updowncounter"
+	// Histogram: explicit-bucket Histogram, buckets as the source reports them.
+	Histogram Instrument = "histogram"
+)
+
+// Metric names: devices.
+const (
+	MetricGPUUtilization       = "hw.gpu.utilization"
+	MetricGPUMemoryUsage       = "hw.gpu.memory.usage"
+	MetricGPUMemoryLimit       = "hw.gpu.memory.limit"
+	MetricGPUMemoryUtilization = "hw.gpu.memory.utilization"
+	MetricPower                = "hw.power"
+	MetricEnergy               = "hw.energy"
+	MetricTemperature          = "hw.temperature"
+	MetricErrors               = "hw.errors"
+	MetricStatus               = "hw.status"
+	MetricGPUIO                = "hw.gpu.io"
+	MetricLinkThroughput       = "accelerator.link.throughput"
+	MetricClockFrequency       = "accelerator.clock.frequency"
+	MetricThrottleTime         = "accelerator.clock.throttle.time"
+	MetricThrottleActive       = "accelerator.clock.throttle.active"
+	MetricGREngineActive       = "accelerator.gr_engine.active"
+	MetricSMActive             = "accelerator.sm.active"
+	MetricSMOccupancy          = "accelerator.sm.occupancy"
+	MetricTensorActive         = "accelerator.tensor.active"
+	MetricDRAMActive           = "accelerator.dram.active"
+	MetricFlops                = "accelerator.flops"
+	MetricRetiredPages         = "accelerator.memory.retired_pages"
+	MetricRemappedRows         = "accelerator.memory.remapped_rows"
+	MetricRowRemapPending      = "accelerator.memory.row_remap.pending"
+	MetricRowRemapFailed       = "accelerator.memory.row_remap.failed"
+	MetricProcessMemoryUsage   = "accelerator.process.memory.usage"
+	MetricProcessUtilization   = "accelerator.process.utilization"
+	MetricMPSDaemonUp          = "accelerator.mps.daemon.up"
+	MetricMPSServers           = "accelerator.mps.servers"
+	MetricMPSActiveThreads     = "accelerator.mps.active_thread_percentage"
+	MetricExecutionLatency     = "accelerator.execution.latency"
+	MetricExecutions           = "accelerator.execution.count"
+	MetricExecutionErrors      = "accelerator.execution.errors"
+	MetricRuntimeCPU           = "accelerator.runtime.cpu.utilization"
+	MetricRuntimeMemory        = "accelerator.runtime.memory.usage"
+)
+
+// Metric names: LLM serving.
+const (
+	MetricTimeToFirstToken    = "gen_ai.server.time_to_first_token"
+	MetricTimePerOutputToken  = "gen_ai.server.time_per_output_token"
+	MetricInterTokenLatency   = "gen_ai.server.inter_token_latency"
+	MetricRequestDuration     = "gen_ai.server.request.duration"
+	MetricQueueDuration       = "gen_ai.server.queue.duration"
+	MetricRequestsRunning     = "gen_ai.server.requests.running"
+	MetricRequestsWaiting     = "gen_ai.server.requests.waiting"
+	MetricRequests            = "gen_ai.server.requests"
+	MetricKVCacheUtilization  = "gen_ai.server.kv_cache.utilization"
+	MetricPrefixCacheHitRatio = "gen_ai.server.prefix_cache.hit_ratio"
+	MetricPrefixCacheQueries  = "gen_ai.server.prefix_cache.queries"
+	MetricPrefixCacheHits     = "gen_ai.server.prefix_cache.hits"
+	MetricTokens              = "gen_ai.server.tokens"
+	MetricPreemptions         = "gen_ai.server.preemptions"
+)
+
+// Metric names: cost.
+const (
+	MetricPrice    = "accelerator.price"
+	MetricCost     = "accelerator.cost"
+	MetricWaste    = "accelerator.waste"
+	MetricFindings = "accelerator.findings"
+)
+
+// Emitter names the component family that produces a metric.
+const (
+	EmitterDCGM      = "dcgm"
+	EmitterNeuron    = "neuron"
+	EmitterInference = "inference"
+	EmitterCost      = "accelerator_cost"
+)
+
+// MetricDef documents one metric.
+type MetricDef struct {
+	Name       string
+	Instrument Instrument
+	Unit       string
+	ValueType  string // int or double
+	Attributes []string
+	Emitters   []string
+	SemConv    bool
+	Brief      string
+}
+
+// Metrics lists every metric this distribution emits.
+var Metrics = []MetricDef{
+	{MetricGPUUtilization, Gauge, UnitRatio, "double", []string{AttrHWGPUTask}, []string{EmitterDCGM, EmitterNeuron}, true, "Fraction of time the device (or NeuronCore) was busy over the sample period."},
+	{MetricGPUMemoryUsage, UpDownCounter, UnitBytes, "int", []string{AttrMemoryCategory}, []string{EmitterDCGM, EmitterNeuron}, true, "Device memory in use (Neuron: by category)."},
+	{MetricGPUMemoryLimit, UpDownCounter, UnitBytes, "int", nil, []string{EmitterDCGM, EmitterNeuron}, true, "Device memory size (of the partition, for MIG)."},
+	{MetricGPUMemoryUtilization, Gauge, UnitRatio, "double", nil, []string{EmitterDCGM, EmitterNeuron}, true, "Memory used / memory size."},
+	{MetricPower, Gauge, UnitWatts, "double", nil, []string{EmitterDCGM}, true, "Instantaneous power draw."},
+	{MetricEnergy, Counter, UnitJoules, "double", nil, []string{EmitterDCGM}, true, "Energy consumed since the driver loaded."},
+	{MetricTemperature, Gauge, UnitCelsius, "double", []string{AttrHWSensorLocation}, []string{EmitterDCGM}, true, "GPU die or memory temperature."},
+	{MetricErrors, Counter, UnitErrors, "int", []string{AttrErrorType, AttrXID}, []string{EmitterDCGM, EmitterNeuron}, true, "Hardware errors by class; XIDs carry their code."},
+	{MetricStatus, UpDownCounter, UnitRatio, "int", []string{AttrHWState}, []string{EmitterDCGM, EmitterNeuron}, true, "1 for the device's current state, 0 for the others."},
+	{MetricGPUIO, Counter, UnitBytes, "int", []string{AttrHWDirection, AttrLinkType}, []string{EmitterDCGM}, true, "Bytes moved over PCIe or NVLink."},
+	{MetricLinkThroughput, Gauge, UnitBytesPerSec, "double", []string{AttrHWDirection, AttrLinkType}, []string{EmitterDCGM}, false, "Current PCIe or NVLink throughput, where the source reports a rate rather than a counter."},
+	{MetricClockFrequency, Gauge, UnitHertz, "double", []string{AttrClockType}, []string{EmitterDCGM}, false, "Current clock frequency."},
+	{MetricThrottleTime, Counter, UnitSeconds, "double", []string{AttrThrottleReason}, []string{EmitterDCGM}, false, "Time clocks were held down, by reason."},
+	{MetricThrottleActive, Gauge, UnitRatio, "int", []string{AttrThrottleReason}, []string{EmitterDCGM}, false, "1 while a throttle reason is active."},
+	{MetricGREngineActive, Gauge, UnitRatio, "double", nil, []string{EmitterDCGM}, false, "Fraction of time the graphics/compute engine was active (DCGM PROF_GR_ENGINE_ACTIVE, GPM GRAPHICS_UTIL). Works on MIG."},
+	{MetricSMActive, Gauge, UnitRatio, "double", nil, []string{EmitterDCGM}, false, "Fraction of cycles an SM had at least one warp assigned."},
+	{MetricSMOccupancy, Gauge, UnitRatio, "double", nil, []string{EmitterDCGM}, false, "Resident warps / maximum warps per SM."},
+	{MetricTensorActive, Gauge, UnitRatio, "double", nil, []string{EmitterDCGM}, false, "Fraction of cycles the tensor pipes were active."},
+	{MetricDRAMActive, Gauge, UnitRatio, "double", nil, []string{EmitterDCGM}, false, "Fraction of cycles the memory interface was active."},
+	{MetricFlops, Gauge, UnitFlopsPerSec, "double", nil, []string{EmitterNeuron}, false, "Floating-point operations per second on a NeuronCore (`flops` or `effective_flops`)."},
+	{MetricRetiredPages, UpDownCounter, UnitPages, "int", []string{AttrRetirementCause}, []string{EmitterDCGM}, false, "Retired device-memory pages (pre-Ampere page retirement)."},
+	{MetricRemappedRows, UpDownCounter, UnitRows, "int", []string{AttrRemapType}, []string{EmitterDCGM}, false, "Remapped memory rows (Ampere and newer)."},
+	{MetricRowRemapPending, Gauge, UnitRatio, "int", nil, []string{EmitterDCGM}, false, "1 while a row remap waits for a GPU reset."},
+	{MetricRowRemapFailed, Gauge, UnitRatio, "int", nil, []string{EmitterDCGM}, false, "1 once a row remap has failed (replace the GPU)."},
+	{MetricProcessMemoryUsage, Gauge, UnitBytes, "int", []string{AttrProcessPID}, []string{EmitterDCGM}, false, "Device memory used by one process (compute or MPS client)."},
+	{MetricProcessUtilization, Gauge, UnitRatio, "double", []string{AttrProcessPID}, []string{EmitterDCGM}, false, "SM utilization of one process over the interval."},
+	{MetricMPSDaemonUp, Gauge, UnitRatio, "int", nil, []string{EmitterDCGM}, false, "1 when the MPS control daemon answers."},
+	{MetricMPSServers, Gauge, UnitServers, "int", nil, []string{EmitterDCGM}, false, "MPS servers the control daemon runs."},
+	{MetricMPSActiveThreads, Gauge, UnitRatio, "double", nil, []string{EmitterDCGM}, false, "Default active-thread percentage of the MPS daemon, as a fraction."},
+	{MetricExecutionLatency, Gauge, UnitSeconds, "double", []string{AttrLatencyKind, AttrLatencyPercentile}, []string{EmitterNeuron}, false, "Neuron execution latency percentiles over the last period."},
+	{MetricExecutions, Counter, UnitExecutions, "int", []string{AttrExecutionStatus}, []string{EmitterNeuron}, false, "Neuron executions by outcome."},
+	{MetricExecutionErrors, Counter, UnitErrors, "int", []string{AttrErrorType}, []string{EmitterNeuron}, false, "Neuron execution errors by class."},
+	{MetricRuntimeCPU, Gauge, UnitRatio, "double", []string{AttrCPUMode}, []string{EmitterNeuron}, false, "vCPU use of a Neuron runtime."},
+	{MetricRuntimeMemory, UpDownCounter, UnitBytes, "int", []string{AttrMemoryLocation}, []string{EmitterNeuron}, false, "Memory used by a Neuron runtime, host or device."},
+
+	{MetricTimeToFirstToken, Histogram, UnitSeconds, "double", nil, []string{EmitterInference}, true, "Time to first token, buckets as the server reports them."},
+	{MetricTimePerOutputToken, Histogram, UnitSeconds, "double", nil, []string{EmitterInference}, true, "Mean time per output token of each request (after the first)."},
+	{MetricInterTokenLatency, Histogram, UnitSeconds, "double", nil, []string{EmitterInference}, false, "Latency between consecutive output tokens (per decode step)."},
+	{MetricRequestDuration, Histogram, UnitSeconds, "double", nil, []string{EmitterInference}, true, "End-to-end request duration. Triton's microsecond counters become a bucketless histogram (sum and count)."},
+	{MetricQueueDuration, Histogram, UnitSeconds, "double", nil, []string{EmitterInference}, false, "Time requests waited in the server's queue."},
+	{MetricRequestsRunning, Gauge, UnitRequests, "int", nil, []string{EmitterInference}, false, "Requests being executed."},
+	{MetricRequestsWaiting, Gauge, UnitRequests, "int", nil, []string{EmitterInference}, false, "Requests waiting in the queue."},
+	{MetricRequests, Counter, UnitRequests, "int", []string{AttrFinishReason}, []string{EmitterInference}, false, "Finished requests by outcome."},
+	{MetricKVCacheUtilization, Gauge, UnitRatio, "double", nil, []string{EmitterInference}, false, "Fraction of the KV cache in use."},
+	{MetricPrefixCacheHitRatio, Gauge, UnitRatio, "double", nil, []string{EmitterInference}, false, "Prefix-cache hits / queries over the last interval (or the server's own gauge)."},
+	{MetricPrefixCacheQueries, Counter, UnitTokens, "int", nil, []string{EmitterInference}, false, "Tokens looked up in the prefix cache."},
+	{MetricPrefixCacheHits, Counter, UnitTokens, "int", nil, []string{EmitterInference}, false, "Tokens found in the prefix cache."},
+	{MetricTokens, Counter, UnitTokens, "int", []string{AttrTokenType}, []string{EmitterInference}, false, "Tokens processed, by type."},
+	{MetricPreemptions, Counter, UnitPreemptions, "int", nil, []string{EmitterInference}, false, "Requests preempted (KV-cache pressure)."},
+
+	{MetricPrice, Gauge, UnitUSDPerHour, "double", nil, []string{EmitterCost}, false, "Price of this device or partition per hour (device price × share)."},
+	{MetricCost, Counter, UnitUSD, "double", nil, []string{EmitterCost}, false, "Cost accrued: price × elapsed hours."},
+	{MetricWaste, Counter, UnitUSD, "double", []string{AttrWasteReason}, []string{EmitterCost}, false, "Part of the cost that bought nothing, by reason."},
+	{MetricFindings, Counter, UnitFindings, "int", []string{AttrFindingKind}, []string{EmitterCost}, false, "Findings raised, by kind."},
+}

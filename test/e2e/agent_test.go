@@ -1,0 +1,39 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/otelcol-accel/otelcol-accel/internal/e2etest"
+)
+
+// The node agent must start and stay healthy on a machine with no GPU, no
+// Neuron device and no Kubernetes — the machine CI runs on — and say clearly
+// which sources it could not reach.
+func TestAgentStartsHealthyWithoutAcceleratorsOrKubernetes(t *testing.T) {
+	col := e2etest.StartCollector(t, e2etest.CollectorOptions{
+		Configs: []string{e2etest.ConfigPath("agent.yaml")},
+		Env:     []string{"K8S_NODE_NAME=", "KUBERNETES_SERVICE_HOST="},
+	})
+
+	// Stay up across several collection intervals.
+	time.Sleep(5 * time.Second)
+	if exited, err := col.Exited(); exited {
+		t.Fatalf("collector exited: %v", err)
+	}
+	hs, code, err := col.Health()
+	if err != nil || code != http.StatusOK {
+		t.Fatalf("health after 5s: code %d, err %v, status %+v", code, err, hs)
+	}
+	for _, want := range unavailableSourceMessages {
+		if col.CountLines(want) == 0 {
+			t.Errorf("the log does not say %q", want)
+		}
+	}
+	if err := col.Stop(30 * time.Second); err != nil {
+		t.Fatalf("collector did not stop cleanly: %v", err)
+	}
+}
