@@ -140,7 +140,7 @@ type AttributeDef struct {
 
 // Attributes lists every attribute key this distribution sets.
 var Attributes = []AttributeDef{
-	{AttrHWID, "string", ScopeResource, nil, true, "Device or partition id: GPU UUID (`GPU-…`), MIG UUID (`MIG-…`, or `<parent UUID>/gi<N>` when only the parent is known), Neuron `neuron_device_<i>` / `neuron_device_<i>/core<j>`."},
+	{AttrHWID, "string", ScopeResource, nil, true, "Device or partition id: GPU UUID (`GPU-…`), MIG UUID (`MIG-…`, or `<parent UUID>/gi<N>` when only the parent is known), Neuron `neuron_device_<i>` / `neuron_device_<i>/neuroncore_<global core index>`."},
 	{AttrHWType, "string", ScopeResource, &EnumHWType, true, "Always `gpu` for accelerators (semantic conventions have no separate accelerator type)."},
 	{AttrHWVendor, "string", ScopeResource, nil, true, "`NVIDIA` or `AWS`."},
 	{AttrHWModel, "string", ScopeResource, nil, true, "Model name as the source reports it, e.g. `NVIDIA H100 80GB HBM3`, `trainium2`."},
@@ -203,7 +203,7 @@ var Attributes = []AttributeDef{
 	{AttrLinkType, "string", ScopeDataPoint, &EnumLinkType, false, "Interconnect of `hw.gpu.io`."},
 	{AttrClockType, "string", ScopeDataPoint, &EnumClockType, false, "Clock domain."},
 	{AttrThrottleReason, "string", ScopeDataPoint, &EnumThrottleReason, false, "Why clocks are held down."},
-	{AttrProcessPID, "int", ScopeDataPoint, nil, true, "Process on a shared GPU (compute or MPS client)."},
+	{AttrProcessPID, "int", ScopeDataPoint, nil, true, "Process on a shared GPU (compute or MPS client); on Neuron metrics, the pid of the Neuron runtime that reported the data point."},
 	{AttrXID, "int", ScopeDataPoint, nil, false, "NVIDIA XID code, on `hw.errors{error.type=xid}` and health events."},
 	{AttrRetirementCause, "string", ScopeDataPoint, &EnumRetirementCause, false, "Why a memory page was retired."},
 	{AttrRemapType, "string", ScopeDataPoint, &EnumRemapType, false, "Row remaps by the error class that caused them."},

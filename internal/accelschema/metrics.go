@@ -100,8 +100,8 @@ type MetricDef struct {
 
 // Metrics lists every metric this distribution emits.
 var Metrics = []MetricDef{
-	{MetricGPUUtilization, Gauge, UnitRatio, "double", []string{AttrHWGPUTask}, []string{EmitterDCGM, EmitterNeuron}, true, "Fraction of time the device (or NeuronCore) was busy over the sample period."},
-	{MetricGPUMemoryUsage, UpDownCounter, UnitBytes, "int", []string{AttrMemoryCategory}, []string{EmitterDCGM, EmitterNeuron}, true, "Device memory in use (Neuron: by category)."},
+	{MetricGPUUtilization, Gauge, UnitRatio, "double", []string{AttrHWGPUTask, AttrProcessPID}, []string{EmitterDCGM, EmitterNeuron}, true, "Fraction of time the device (or NeuronCore) was busy over the sample period."},
+	{MetricGPUMemoryUsage, UpDownCounter, UnitBytes, "int", []string{AttrMemoryCategory, AttrProcessPID}, []string{EmitterDCGM, EmitterNeuron}, true, "Device memory in use (Neuron: by category)."},
 	{MetricGPUMemoryLimit, UpDownCounter, UnitBytes, "int", nil, []string{EmitterDCGM, EmitterNeuron}, true, "Device memory size (of the partition, for MIG)."},
 	{MetricGPUMemoryUtilization, Gauge, UnitRatio, "double", nil, []string{EmitterDCGM, EmitterNeuron}, true, "Memory used / memory size."},
 	{MetricPower, Gauge, UnitWatts, "double", nil, []string{EmitterDCGM}, true, "Instantaneous power draw."},
@@ -119,7 +119,7 @@ var Metrics = []MetricDef{
 	{MetricSMOccupancy, Gauge, UnitRatio, "double", nil, []string{EmitterDCGM}, false, "Resident warps / maximum warps per SM."},
 	{MetricTensorActive, Gauge, UnitRatio, "double", nil, []string{EmitterDCGM}, false, "Fraction of cycles the tensor pipes were active."},
 	{MetricDRAMActive, Gauge, UnitRatio, "double", nil, []string{EmitterDCGM}, false, "Fraction of cycles the memory interface was active."},
-	{MetricFlops, Gauge, UnitFlopsPerSec, "double", nil, []string{EmitterNeuron}, false, "Floating-point operations per second on a NeuronCore (`flops` or `effective_flops`)."},
+	{MetricFlops, Gauge, UnitFlopsPerSec, "double", []string{AttrProcessPID}, []string{EmitterNeuron}, false, "Floating-point operations per second on a NeuronCore (`flops` or `effective_flops`)."},
 	{MetricRetiredPages, UpDownCounter, UnitPages, "int", []string{AttrRetirementCause}, []string{EmitterDCGM}, false, "Retired device-memory pages (pre-Ampere page retirement)."},
 	{MetricRemappedRows, UpDownCounter, UnitRows, "int", []string{AttrRemapType}, []string{EmitterDCGM}, false, "Remapped memory rows (Ampere and newer)."},
 	{MetricRowRemapPending, Gauge, UnitRatio, "int", nil, []string{EmitterDCGM}, false, "1 while a row remap waits for a GPU reset."},
@@ -129,11 +129,11 @@ var Metrics = []MetricDef{
 	{MetricMPSDaemonUp, Gauge, UnitRatio, "int", nil, []string{EmitterDCGM}, false, "1 when the MPS control daemon answers."},
 	{MetricMPSServers, Gauge, UnitServers, "int", nil, []string{EmitterDCGM}, false, "MPS servers the control daemon runs."},
 	{MetricMPSActiveThreads, Gauge, UnitRatio, "double", nil, []string{EmitterDCGM}, false, "Default active-thread percentage of the MPS daemon, as a fraction."},
-	{MetricExecutionLatency, Gauge, UnitSeconds, "double", []string{AttrLatencyKind, AttrLatencyPercentile}, []string{EmitterNeuron}, false, "Neuron execution latency percentiles over the last period."},
-	{MetricExecutions, Counter, UnitExecutions, "int", []string{AttrExecutionStatus}, []string{EmitterNeuron}, false, "Neuron executions by outcome."},
-	{MetricExecutionErrors, Counter, UnitErrors, "int", []string{AttrErrorType}, []string{EmitterNeuron}, false, "Neuron execution errors by class."},
-	{MetricRuntimeCPU, Gauge, UnitRatio, "double", []string{AttrCPUMode}, []string{EmitterNeuron}, false, "vCPU use of a Neuron runtime."},
-	{MetricRuntimeMemory, UpDownCounter, UnitBytes, "int", []string{AttrMemoryLocation}, []string{EmitterNeuron}, false, "Memory used by a Neuron runtime, host or device."},
+	{MetricExecutionLatency, Gauge, UnitSeconds, "double", []string{AttrLatencyKind, AttrLatencyPercentile, AttrProcessPID}, []string{EmitterNeuron}, false, "Neuron execution latency percentiles over the last period."},
+	{MetricExecutions, Counter, UnitExecutions, "int", []string{AttrExecutionStatus, AttrProcessPID}, []string{EmitterNeuron}, false, "Neuron executions by outcome."},
+	{MetricExecutionErrors, Counter, UnitErrors, "int", []string{AttrErrorType, AttrProcessPID}, []string{EmitterNeuron}, false, "Neuron execution errors by class."},
+	{MetricRuntimeCPU, Gauge, UnitRatio, "double", []string{AttrCPUMode, AttrProcessPID}, []string{EmitterNeuron}, false, "vCPU use of a Neuron runtime."},
+	{MetricRuntimeMemory, UpDownCounter, UnitBytes, "int", []string{AttrMemoryLocation, AttrProcessPID}, []string{EmitterNeuron}, false, "Memory used by a Neuron runtime, host or device."},
 
 	{MetricTimeToFirstToken, Histogram, UnitSeconds, "double", nil, []string{EmitterInference}, true, "Time to first token, buckets as the server reports them."},
 	{MetricTimePerOutputToken, Histogram, UnitSeconds, "double", nil, []string{EmitterInference}, true, "Mean time per output token of each request (after the first)."},
