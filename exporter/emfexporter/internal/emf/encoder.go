@@ -1,0 +1,697 @@
+// Package emf encodes OpenTelemetry metrics as CloudWatch Embedded Metric
+// Format (EMF) log events.
+//
+// Points of one resource that share a timestamp (in milliseconds) and a set
+// of data point attributes become one event, holding one root member per
+// metric and one directive per distinct list of dimension sets. Every limit
+// of the specification is kept by splitting: more than 100 metrics, a
+// dimension set with more than 30 keys, a histogram with more than 100
+// distinct values or an event over the size limit are spread over several
+// sets or events, never cut.
+package emf
+
+import (
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/otelcol-accel/otelcol-accel/exporter/emfexporter/internal/attrhash"
+)
+
+// Encoder turns metrics into EMF events. It is safe for concurrent use.
+type Encoder struct {
+	opts          Options
+	maxEventBytes int
+	dimIndex      map[string]int    // dimension name → index in opts.Dimensions
+	attrToDim     map[string]string // attribute key → the first dimension read from it
+	exclude       map[string]bool
+	infos         sync.Map // name + "\x00" + unit → *metricInfo
+	scratch       sync.Pool
+}
+
+// Problem names a data point the encoder could not turn into EMF and why.
+type Problem struct {
+	Metric string
+	Reason string
+}
+
+// Stats counts what one call did.
+type Stats struct {
+	Points    int // data points read
+	Events    int
+	Skipped   int // data points that could not be encoded (see Problem)
+	Empty     int // histograms without observations and no-recorded-value points
+	Truncated int // dimension values cut to 1,024 bytes, events sent without attribute fields
+}
+
+// Add accumulates o into s.
+func (s *Stats) Add(o Stats) {
+	s.Points += o.Points
+	s.Events += o.Events
+	s.Skipped += o.Skipped
+	s.Empty += o.Empty
+	s.Truncated += o.Truncated
+}
+
+// NewEncoder returns an encoder for opts. Options are expected to be
+// validated (the exporter's Config.Validate does it).
+func NewEncoder(opts Options) *Encoder {
+	e := &Encoder{
+		opts:          opts,
+		maxEventBytes: opts.MaxEventBytes,
+		dimIndex:      map[string]int{},
+		attrToDim:     map[string]string{},
+		exclude:       map[string]bool{},
+	}
+	if e.maxEventBytes <= 0 {
+		e.maxEventBytes = DefaultMaxEventBytes
+	}
+	for i, d := range opts.Dimensions {
+		e.dimIndex[d.Name] = i
+		for _, a := range d.Attributes {
+			if _, ok := e.attrToDim[a]; !ok {
+				e.attrToDim[a] = d.Name
+			}
+		}
+	}
+	for _, k := range opts.ExcludeDatapointDimensions {
+		e.exclude[k] = true
+	}
+	e.scratch.New = func() any { return &scratch{written: map[string]struct{}{}} }
+	return e
+}
+
+// metricInfo is what the encoder derives from a metric's name and unit, once.
+type metricInfo struct {
+	name       string
+	unit       string
+	resolution int
+	setsKey    string
+	sets       [][]string
+	invalid    string
+}
+
+func (e *Encoder) info(name, unit string) *metricInfo {
+	key := name + "\x00" + unit
+	if v, ok := e.infos.Load(key); ok {
+		return v.(*metricInfo)
+	}
+	mi := &metricInfo{name: name, resolution: 60}
+	switch {
+	case name == "":
+		mi.invalid = "metric has no name"
+	case len(name) > MaxMetricNameBytes:
+		mi.invalid = "metric name is longer than 255 bytes"
+	case name == "_aws":
+		mi.invalid = `metric name "_aws" is reserved by EMF`
+	}
+	mi.unit = CloudWatchUnit(unit)
+	if u, ok := e.opts.Units[name]; ok {
+		mi.unit = u
+	}
+	for _, re := range e.opts.HighResolution {
+		if re.MatchString(name) {
+			mi.resolution = 1
+			break
+		}
+	}
+	var keys []string
+	for i, d := range e.opts.Declarations {
+		for _, re := range d.MetricNameSelectors {
+			if re.MatchString(name) {
+				keys = append(keys, strconv.Itoa(i))
+				for _, s := range d.DimensionSets {
+					if !slices.ContainsFunc(mi.sets, func(x []string) bool { return slices.Equal(x, s) }) {
+						mi.sets = append(mi.sets, s)
+					}
+				}
+				break
+			}
+		}
+	}
+	if keys == nil {
+		mi.sets = e.opts.DimensionSets
+	} else {
+		mi.setsKey = strings.Join(keys, ",")
+	}
+	v, _ := e.infos.LoadOrStore(key, mi)
+	return v.(*metricInfo)
+}
+
+// member is one metric value in an event.
+type member struct {
+	info  *metricInfo
+	isInt bool
+	ival  int64
+	fval  float64
+	dist  *Distribution // histogram or statistic set when non-nil
+}
+
+// field is an attribute written as a root member.
+type field struct{ key, val string }
+
+// group collects the points of one resource with one timestamp and one set
+// of data point attributes.
+type group struct {
+	ts        int64
+	attrs     pcommon.Map
+	events    [][]member
+	next      map[string]int // metric name → first event index it may still go to
+	dimVals   map[string]string
+	sets      map[string][][]string
+	extras    []string
+	fields    []field
+	prepped   bool
+	truncated int // dimension values cut to MaxDimensionValueBytes
+}
+
+type groupKey struct {
+	ts   int64
+	hash uint64
+}
+
+type scratch struct {
+	buf     []byte
+	written map[string]struct{}
+	names   map[string]struct{}
+}
+
+// resource holds what every event of one resource shares.
+type resource struct {
+	attrs  pcommon.Map
+	fields []field
+}
+
+// EncodeResource encodes the points of one ResourceMetrics. emit receives
+// each event's timestamp (milliseconds since the epoch) and message; the
+// message is not reused by the encoder. problem, when not nil, is called for
+// every point that cannot be encoded. now stands in for missing timestamps.
+func (e *Encoder) EncodeResource(rm pmetric.ResourceMetrics, now time.Time, emit func(tsMillis int64, msg []byte), problem func(Problem)) Stats {
+	var st Stats
+	res := &resource{attrs: rm.Resource().Attributes()}
+	if e.opts.ResourceAttributesAsFields {
+		res.fields = sortedFields(res.attrs, nil)
+	}
+	groups := map[groupKey][]*group{}
+	var order []*group
+	nowMillis := now.UnixMilli()
+
+	getGroup := func(ts pcommon.Timestamp, attrs pcommon.Map) *group {
+		ms := nowMillis
+		if ts != 0 {
+			ms = int64(ts) / int64(time.Millisecond)
+		}
+		k := groupKey{ts: ms, hash: attrhash.Map(attrs)}
+		for _, g := range groups[k] {
+			if g.attrs.Equal(attrs) {
+				return g
+			}
+		}
+		g := &group{ts: ms, attrs: attrs, next: map[string]int{}}
+		groups[k] = append(groups[k], g)
+		order = append(order, g)
+		return g
+	}
+	skip := func(name, reason string) {
+		st.Skipped++
+		if problem != nil {
+			problem(Problem{Metric: name, Reason: reason})
+		}
+	}
+
+	sms := rm.ScopeMetrics()
+	for i := 0; i < sms.Len(); i++ {
+		ms := sms.At(i).Metrics()
+		for j := 0; j < ms.Len(); j++ {
+			m := ms.At(j)
+			mi := e.info(m.Name(), m.Unit())
+			switch m.Type() {
+			case pmetric.MetricTypeGauge:
+				e.addNumbers(m.Gauge().DataPoints(), mi, &st, getGroup, skip)
+			case pmetric.MetricTypeSum:
+				e.addNumbers(m.Sum().DataPoints(), mi, &st, getGroup, skip)
+			case pmetric.MetricTypeHistogram:
+				dps := m.Histogram().DataPoints()
+				for k := 0; k < dps.Len(); k++ {
+					dp := dps.At(k)
+					st.Points++
+					if dp.Flags().NoRecordedValue() {
+						st.Empty++
+						continue
+					}
+					if mi.invalid != "" {
+						skip(mi.name, mi.invalid)
+						continue
+					}
+					d, err := FromExplicit(dp)
+					e.addDistribution(d, err, mi, getGroup(dp.Timestamp(), dp.Attributes()), &st, skip)
+				}
+			case pmetric.MetricTypeExponentialHistogram:
+				dps := m.ExponentialHistogram().DataPoints()
+				for k := 0; k < dps.Len(); k++ {
+					dp := dps.At(k)
+					st.Points++
+					if dp.Flags().NoRecordedValue() {
+						st.Empty++
+						continue
+					}
+					if mi.invalid != "" {
+						skip(mi.name, mi.invalid)
+						continue
+					}
+					d, err := FromExponential(dp)
+					e.addDistribution(d, err, mi, getGroup(dp.Timestamp(), dp.Attributes()), &st, skip)
+				}
+			case pmetric.MetricTypeSummary:
+				dps := m.Summary().DataPoints()
+				for k := 0; k < dps.Len(); k++ {
+					dp := dps.At(k)
+					st.Points++
+					if dp.Flags().NoRecordedValue() {
+						st.Empty++
+						continue
+					}
+					if mi.invalid != "" {
+						skip(mi.name, mi.invalid)
+						continue
+					}
+					d, err := FromSummary(dp)
+					e.addDistribution(d, err, mi, getGroup(dp.Timestamp(), dp.Attributes()), &st, skip)
+				}
+			default:
+				skip(mi.name, "metric has no data type")
+			}
+		}
+	}
+
+	sc := e.scratch.Get().(*scratch)
+	defer e.scratch.Put(sc)
+	for _, g := range order {
+		for _, members := range g.events {
+			e.emitMembers(sc, res, g, members, &st, emit, skip)
+		}
+		st.Truncated += g.truncated
+	}
+	return st
+}
+
+func (e *Encoder) addNumbers(dps pmetric.NumberDataPointSlice, mi *metricInfo, st *Stats, getGroup func(pcommon.Timestamp, pcommon.Map) *group, skip func(string, string)) {
+	for k := 0; k < dps.Len(); k++ {
+		dp := dps.At(k)
+		st.Points++
+		if dp.Flags().NoRecordedValue() {
+			st.Empty++
+			continue
+		}
+		if mi.invalid != "" {
+			skip(mi.name, mi.invalid)
+			continue
+		}
+		m := member{info: mi}
+		switch dp.ValueType() {
+		case pmetric.NumberDataPointValueTypeInt:
+			m.isInt, m.ival = true, dp.IntValue()
+		case pmetric.NumberDataPointValueTypeDouble:
+			v := dp.DoubleValue()
+			if !finite(v) {
+				skip(mi.name, "value is "+strconv.FormatFloat(v, 'g', -1, 64)+", which JSON and CloudWatch cannot carry")
+				continue
+			}
+			if v > maxMagnitude || v < -maxMagnitude {
+				skip(mi.name, "value is beyond ±2^360, the range CloudWatch accepts")
+				continue
+			}
+			m.fval = v
+		default:
+			skip(mi.name, "data point has no value")
+			continue
+		}
+		getGroup(dp.Timestamp(), dp.Attributes()).add(m)
+	}
+}
+
+func (e *Encoder) addDistribution(d Distribution, err error, mi *metricInfo, g *group, st *Stats, skip func(string, string)) {
+	if err == errNoObservations {
+		st.Empty++
+		return
+	}
+	if err != nil {
+		skip(mi.name, err.Error())
+		return
+	}
+	if d.Values == nil {
+		g.add(member{info: mi, dist: &d})
+		return
+	}
+	for _, p := range d.Split(MaxValuesPerArray) {
+		p := p
+		g.add(member{info: mi, dist: &p})
+	}
+}
+
+// add puts m into the first event that has room and does not hold the metric
+// yet, so a metric name is never repeated within an event.
+func (g *group) add(m member) {
+	for i := g.next[m.info.name]; ; i++ {
+		if i == len(g.events) {
+			g.events = append(g.events, make([]member, 0, 8))
+		}
+		if len(g.events[i]) < MaxMetricsPerEvent {
+			g.events[i] = append(g.events[i], m)
+			g.next[m.info.name] = i + 1
+			return
+		}
+	}
+}
+
+// emitMembers encodes members as one event, or, when that event is larger
+// than the limit, as two halves (recursively). A single metric that still
+// does not fit is sent without the attribute fields that are not dimensions.
+func (e *Encoder) emitMembers(sc *scratch, res *resource, g *group, members []member, st *Stats, emit func(int64, []byte), skip func(string, string)) {
+	sc.buf = e.encodeEvent(sc, sc.buf[:0], res, g, members, true)
+	if len(sc.buf) <= e.maxEventBytes {
+		st.Events++
+		emit(g.ts, slices.Clone(sc.buf))
+		return
+	}
+	if len(members) > 1 {
+		half := len(members) / 2
+		e.emitMembers(sc, res, g, members[:half], st, emit, skip)
+		e.emitMembers(sc, res, g, members[half:], st, emit, skip)
+		return
+	}
+	sc.buf = e.encodeEvent(sc, sc.buf[:0], res, g, members, false)
+	if len(sc.buf) <= e.maxEventBytes {
+		st.Events++
+		st.Truncated++
+		emit(g.ts, slices.Clone(sc.buf))
+		return
+	}
+	skip(members[0].info.name, "event is larger than max_event_bytes even with only its dimensions")
+}
+
+type directive struct {
+	key     string
+	sets    [][]string
+	members []int
+}
+
+func (e *Encoder) encodeEvent(sc *scratch, b []byte, res *resource, g *group, members []member, withAttrs bool) []byte {
+	e.prepare(g, res)
+	clear(sc.written)
+	if sc.names == nil {
+		sc.names = map[string]struct{}{}
+	}
+	clear(sc.names)
+	for _, m := range members {
+		sc.names[m.info.name] = struct{}{}
+	}
+
+	var directives []directive
+	for i, m := range members {
+		sets := e.setsFor(g, res, m.info)
+		key := m.info.setsKey
+		idx := slices.IndexFunc(directives, func(d directive) bool { return d.key == key })
+		if idx < 0 {
+			var kept [][]string
+			for _, s := range sets {
+				if !slices.ContainsFunc(s, func(n string) bool { _, clash := sc.names[n]; return clash }) {
+					kept = append(kept, s)
+				}
+			}
+			directives = append(directives, directive{key: key, sets: kept})
+			idx = len(directives) - 1
+		}
+		if len(directives[idx].sets) > 0 {
+			directives[idx].members = append(directives[idx].members, i)
+		}
+	}
+
+	b = append(b, `{"_aws":{"Timestamp":`...)
+	b = strconv.AppendInt(b, g.ts, 10)
+	b = append(b, `,"CloudWatchMetrics":[`...)
+	var dimNames []string
+	first := true
+	for _, d := range directives {
+		if len(d.members) == 0 {
+			continue
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = append(b, `{"Namespace":`...)
+		b = AppendString(b, e.opts.Namespace)
+		b = append(b, `,"Dimensions":[`...)
+		for si, s := range d.sets {
+			if si > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, '[')
+			for ni, n := range s {
+				if ni > 0 {
+					b = append(b, ',')
+				}
+				b = AppendString(b, n)
+				if !slices.Contains(dimNames, n) {
+					dimNames = append(dimNames, n)
+				}
+			}
+			b = append(b, ']')
+		}
+		b = append(b, `],"Metrics":[`...)
+		for mi, i := range d.members {
+			if mi > 0 {
+				b = append(b, ',')
+			}
+			info := members[i].info
+			b = append(b, `{"Name":`...)
+			b = AppendString(b, info.name)
+			b = append(b, `,"Unit":`...)
+			b = AppendString(b, info.unit)
+			b = append(b, `,"StorageResolution":`...)
+			b = strconv.AppendInt(b, int64(info.resolution), 10)
+			b = append(b, '}')
+		}
+		b = append(b, "]}"...)
+	}
+	b = append(b, "]}"...)
+	sc.written["_aws"] = struct{}{}
+
+	sort.Strings(dimNames)
+	for _, n := range dimNames {
+		v, _ := e.dimValue(g, res, n)
+		b = append(b, ',')
+		b = AppendString(b, n)
+		b = append(b, ':')
+		b = AppendString(b, v)
+		sc.written[n] = struct{}{}
+	}
+	if withAttrs {
+		b = appendFields(b, g.fields, sc)
+		b = appendFields(b, res.fields, sc)
+	}
+	for _, m := range members {
+		b = append(b, ',')
+		b = AppendString(b, m.info.name)
+		b = append(b, ':')
+		b = appendValue(b, m)
+	}
+	return append(b, '}')
+}
+
+func appendFields(b []byte, fields []field, sc *scratch) []byte {
+	for _, f := range fields {
+		if _, done := sc.written[f.key]; done {
+			continue
+		}
+		if _, clash := sc.names[f.key]; clash {
+			continue
+		}
+		sc.written[f.key] = struct{}{}
+		b = append(b, ',')
+		b = AppendString(b, f.key)
+		b = append(b, ':')
+		b = AppendString(b, f.val)
+	}
+	return b
+}
+
+func appendValue(b []byte, m member) []byte {
+	switch {
+	case m.dist != nil:
+		d := m.dist
+		b = append(b, '{')
+		if d.Values != nil {
+			b = append(b, `"Values":[`...)
+			for i, v := range d.Values {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = AppendFloat(b, v)
+			}
+			b = append(b, `],"Counts":[`...)
+			for i, c := range d.Counts {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = AppendFloat(b, c)
+			}
+			b = append(b, "],"...)
+		}
+		b = append(b, `"Max":`...)
+		b = AppendFloat(b, d.Max)
+		b = append(b, `,"Min":`...)
+		b = AppendFloat(b, d.Min)
+		b = append(b, `,"Count":`...)
+		b = AppendFloat(b, d.Count)
+		b = append(b, `,"Sum":`...)
+		b = AppendFloat(b, d.Sum)
+		return append(b, '}')
+	case m.isInt:
+		return strconv.AppendInt(b, m.ival, 10)
+	default:
+		return AppendFloat(b, m.fval)
+	}
+}
+
+// prepare computes, once per group, its attribute fields and the data point
+// attributes that extend its dimension sets.
+func (e *Encoder) prepare(g *group, res *resource) {
+	if g.prepped {
+		return
+	}
+	g.prepped = true
+	g.dimVals = map[string]string{}
+	g.sets = map[string][][]string{}
+	g.fields = sortedFields(g.attrs, nil)
+	if !e.opts.DatapointDimensions {
+		return
+	}
+	for _, f := range g.fields {
+		if e.exclude[f.key] || f.val == "" {
+			continue
+		}
+		name := f.key
+		if d, ok := e.attrToDim[f.key]; ok {
+			name = d
+		}
+		if len(name) > MaxDimensionNameBytes || slices.Contains(g.extras, name) {
+			continue
+		}
+		if _, ok := e.dimValue(g, res, name); ok {
+			g.extras = append(g.extras, name)
+		}
+	}
+}
+
+// dimValue resolves a dimension for a group. Empty values count as missing.
+func (e *Encoder) dimValue(g *group, res *resource, name string) (string, bool) {
+	if v, ok := g.dimVals[name]; ok {
+		return v, v != ""
+	}
+	var v string
+	if i, ok := e.dimIndex[name]; ok {
+		for _, key := range e.opts.Dimensions[i].Attributes {
+			if v = lookup(g.attrs, res.attrs, key); v != "" {
+				break
+			}
+		}
+	} else {
+		v = lookup(g.attrs, res.attrs, name)
+	}
+	if len(v) > MaxDimensionValueBytes {
+		v = TruncateUTF8(v, MaxDimensionValueBytes)
+		g.truncated++
+	}
+	g.dimVals[name] = v
+	return v, v != ""
+}
+
+// setsFor resolves a metric's dimension sets for a group: sets with a
+// missing dimension are skipped, the group's data point attributes are
+// appended (spread over several sets when a set would exceed 30 keys), and
+// when nothing is left the fallback applies.
+func (e *Encoder) setsFor(g *group, res *resource, mi *metricInfo) [][]string {
+	if s, ok := g.sets[mi.setsKey]; ok {
+		return s
+	}
+	var out [][]string
+	for _, s := range mi.sets {
+		complete := true
+		for _, n := range s {
+			if _, ok := e.dimValue(g, res, n); !ok {
+				complete = false
+				break
+			}
+		}
+		if complete {
+			out = append(out, e.extend(s, g.extras)...)
+		}
+	}
+	if len(out) == 0 && e.opts.FallbackToAvailable {
+		var avail []string
+		for _, d := range e.opts.Dimensions {
+			if _, ok := e.dimValue(g, res, d.Name); ok {
+				avail = append(avail, d.Name)
+				if len(avail) == MaxDimensionsPerSet {
+					break
+				}
+			}
+		}
+		out = e.extend(avail, g.extras)
+	}
+	g.sets[mi.setsKey] = out
+	return out
+}
+
+// extend appends extras to base, spreading them over several sets so that
+// none exceeds MaxDimensionsPerSet keys. Each set keeps all of base.
+func (e *Encoder) extend(base, extras []string) [][]string {
+	var add []string
+	for _, x := range extras {
+		if !slices.Contains(base, x) {
+			add = append(add, x)
+		}
+	}
+	room := MaxDimensionsPerSet - len(base)
+	if len(add) == 0 || room <= 0 {
+		return [][]string{base}
+	}
+	var out [][]string
+	for start := 0; start < len(add); start += room {
+		end := min(start+room, len(add))
+		s := make([]string, 0, len(base)+end-start)
+		s = append(s, base...)
+		out = append(out, append(s, add[start:end]...))
+	}
+	return out
+}
+
+func lookup(point, res pcommon.Map, key string) string {
+	if v, ok := point.Get(key); ok {
+		if s := v.AsString(); s != "" {
+			return s
+		}
+	}
+	if v, ok := res.Get(key); ok {
+		return v.AsString()
+	}
+	return ""
+}
+
+func sortedFields(m pcommon.Map, out []field) []field {
+	out = out[:0]
+	m.Range(func(k string, v pcommon.Value) bool {
+		out = append(out, field{key: k, val: v.AsString()})
+		return true
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].key < out[j].key })
+	return out
+}
