@@ -1,0 +1,318 @@
+// Package health turns what the sources see into device health: it keeps
+// the conditions each GPU is in (lost, uncorrected ECC, row remap pending or
+// failed, pages pending retirement, recent XIDs), derives hw.state from the
+// worst of them with internal/xid, counts XIDs for hw.errors, and says when
+// a health event (a log record) is due.
+//
+// Conditions that persist (a pending row remap) are announced when they
+// appear, including the first time a device is seen in that condition (so a
+// restarted collector announces it once more); uncorrected ECC is announced
+// again whenever its count grows. XIDs are announced when they happen: from
+// NVML's event set, or for dcgm-exporter when DCGM_FI_DEV_XID_ERRORS (the
+// last XID, not a count) changes to a non-zero value. The value it holds
+// when a device is first seen is taken as the baseline and not announced:
+// its age is unknown, and re-announcing it on every restart would trigger
+// the same drain twice.
+package health
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/otelcol-accel/otelcol-accel/internal/accelschema"
+	"github.com/otelcol-accel/otelcol-accel/internal/xid"
+	"github.com/otelcol-accel/otelcol-accel/receiver/dcgmreceiver/internal/model"
+)
+
+// Record is a health event to emit as a log record.
+type Record struct {
+	Device    model.Identity
+	Time      time.Time
+	EventName string
+	// XID is the XID code, 0 when the event is not an XID.
+	XID     int
+	Class   xid.Classification
+	Message string
+}
+
+// XIDCount is how many times one XID was seen on a device.
+type XIDCount struct {
+	Code  int
+	Count int64
+}
+
+// Tracker is safe for concurrent use: NVML events arrive on their own
+// goroutine while scrapes observe snapshots.
+type Tracker struct {
+	xidHold     time.Duration
+	forgetAfter time.Duration
+
+	mu      sync.Mutex
+	devices map[string]*device
+}
+
+// conditions the tracker derives from samples, in a fixed order so that
+// records come out deterministically.
+var conditions = []xid.Condition{xid.DeviceLost, xid.ECCUncorrected, xid.RowRemapPending, xid.RowRemapFailed, xid.RetiredPagesPending}
+
+type device struct {
+	id       model.Identity
+	lastSeen time.Time
+
+	active map[xid.Condition]bool
+	held   []heldXID
+	counts map[int]int64
+
+	eccUncorrected float64
+	lastXID        float64
+	xidBaseline    bool
+}
+
+type heldXID struct {
+	class xid.Classification
+	until time.Time
+}
+
+// New returns a tracker that holds the state an XID implies for xidHold
+// (an XID is an event, not a state: after the hold the device's state comes
+// from its conditions again), and forgets devices unseen for forgetAfter so
+// that memory follows the devices present, not time.
+func New(xidHold, forgetAfter time.Duration) *Tracker {
+	return &Tracker{xidHold: xidHold, forgetAfter: forgetAfter, devices: map[string]*device{}}
+}
+
+func (t *Tracker) device(id model.Identity, now time.Time) *device {
+	d, ok := t.devices[id.HWID]
+	if !ok {
+		d = &device{active: map[xid.Condition]bool{}, counts: map[int]int64{}}
+		t.devices[id.HWID] = d
+	}
+	d.id = id
+	if now.After(d.lastSeen) {
+		d.lastSeen = now
+	}
+	return d
+}
+
+// Observe updates the conditions from one scrape and returns the health
+// events it implies.
+func (t *Tracker) Observe(snap *model.Snapshot) []Record {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []Record
+	for i := range snap.Samples {
+		s := &snap.Samples[i]
+		d := t.device(s.Identity, snap.Time)
+		out = t.observeSample(d, s, snap.Time, out)
+	}
+	t.prune(snap.Time)
+	return out
+}
+
+func (t *Tracker) observeSample(d *device, s *model.Sample, now time.Time, out []Record) []Record {
+	type reading struct {
+		c xid.Condition
+		v model.Value
+	}
+	readings := [...]reading{
+		{xid.DeviceLost, model.Bool(s.Lost)},
+		{xid.ECCUncorrected, s.Errors[model.ErrECCUncorrected]},
+		{xid.RowRemapPending, s.RemapPending},
+		{xid.RowRemapFailed, s.RemapFailed},
+		{xid.RetiredPagesPending, s.RetirementPending},
+	}
+	for _, r := range readings {
+		c := r.c
+		// A lost GPU answers nothing else: keep what was known of the rest.
+		if !r.v.OK || (s.Lost && c != xid.DeviceLost) {
+			continue
+		}
+		active := r.v.V > 0
+		was := d.active[c]
+		d.active[c] = active
+		switch {
+		case active && !was:
+			out = append(out, conditionRecord(d.id, c, now, r.v.V))
+		case c == xid.ECCUncorrected && active && r.v.V > d.eccUncorrected:
+			out = append(out, conditionRecord(d.id, c, now, r.v.V))
+		}
+		if c == xid.ECCUncorrected {
+			d.eccUncorrected = r.v.V
+		}
+	}
+	if s.LastXID.OK {
+		code := s.LastXID.V
+		if d.xidBaseline && code != d.lastXID && code != 0 {
+			out = append(out, t.xid(d, int(code), now))
+		}
+		d.lastXID, d.xidBaseline = code, true
+	}
+	return out
+}
+
+// ObserveEvent records an asynchronous driver event and returns the health
+// event it implies, if any.
+func (t *Tracker) ObserveEvent(e model.Event) []Record {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	d := t.device(e.Device, e.Time)
+	switch e.Kind {
+	case model.EventXID:
+		return []Record{t.xid(d, e.Code, e.Time)}
+	case model.EventRecoveryAction:
+		class := xid.RecoveryAction(e.Code)
+		if class.State == accelschema.HWStateOK {
+			// The driver says nothing needs doing any more: what earlier
+			// XIDs implied no longer holds.
+			d.held = nil
+		} else {
+			d.held = append(d.held, heldXID{class: class, until: e.Time.Add(t.xidHold)})
+		}
+		d.counts[class.Code]++
+		return []Record{{
+			Device: d.id, Time: e.Time, EventName: accelschema.EventXID, XID: class.Code, Class: class,
+			Message: fmt.Sprintf("XID %d (%s) on %s: the driver's recovery action is now %q. Recommended action: %s.",
+				class.Code, class.Mnemonic, d.id.HWID, recoveryActionName(e.Code), class.Action),
+		}}
+	case model.EventDeviceLost:
+		if d.active[xid.DeviceLost] {
+			return nil
+		}
+		d.active[xid.DeviceLost] = true
+		return []Record{conditionRecord(d.id, xid.DeviceLost, e.Time, 1)}
+	}
+	return nil
+}
+
+func (t *Tracker) xid(d *device, code int, now time.Time) Record {
+	class := xid.Lookup(code)
+	d.counts[code]++
+	if class.State != accelschema.HWStateOK {
+		d.held = append(d.held, heldXID{class: class, until: now.Add(t.xidHold)})
+	}
+	return Record{
+		Device: d.id, Time: now, EventName: accelschema.EventXID, XID: code, Class: class,
+		Message: fmt.Sprintf("XID %d (%s) on %s: %s. Recommended action: %s.", code, class.Mnemonic, d.id.HWID, class.Description, class.Action),
+	}
+}
+
+// ConditionRecord builds the health event for a condition that became
+// active; value is the reading behind it (a count for ECC).
+func ConditionRecord(id model.Identity, c xid.Condition, now time.Time, value float64) Record {
+	return conditionRecord(id, c, now, value)
+}
+
+func conditionRecord(id model.Identity, c xid.Condition, now time.Time, value float64) Record {
+	class := xid.ForCondition(c)
+	subject := id.HWID
+	if subject == "" {
+		subject = "host " + id.HostName
+	}
+	detail := class.Description
+	if c == xid.ECCUncorrected {
+		detail = fmt.Sprintf("%s (now %d)", detail, int64(value))
+	}
+	return Record{
+		Device: id, Time: now, EventName: eventName(c), Class: class,
+		Message: fmt.Sprintf("%s on %s: %s. Recommended action: %s.", class.Mnemonic, subject, detail, class.Action),
+	}
+}
+
+func eventName(c xid.Condition) string {
+	switch c {
+	case xid.ECCUncorrected:
+		return accelschema.EventECCUncorrected
+	case xid.RowRemapPending, xid.RowRemapFailed, xid.RetiredPagesPending:
+		return accelschema.EventRowRemap
+	case xid.DeviceLost:
+		return accelschema.EventDeviceLost
+	case xid.MPSDaemonDown:
+		return accelschema.EventMPSDaemonDown
+	}
+	return accelschema.EventXID
+}
+
+func recoveryActionName(action int) string {
+	switch action {
+	case 0:
+		return "none"
+	case 1:
+		return "GPU reset required"
+	case 2:
+		return "node reboot required"
+	case 3:
+		return "drain P2P"
+	case 4:
+		return "drain and reset"
+	}
+	return fmt.Sprintf("unknown (%d)", action)
+}
+
+// State returns the hw.state of a device at now: the worst of its active
+// conditions and held XIDs; a MIG instance is also at least as bad as its
+// GPU.
+func (t *Tracker) State(id model.Identity, now time.Time) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	state := t.stateLocked(id.HWID, now)
+	if id.Parent != "" {
+		state = xid.Worse(state, t.stateLocked(id.Parent, now))
+	}
+	return state
+}
+
+func (t *Tracker) stateLocked(hwID string, now time.Time) string {
+	state := accelschema.HWStateOK
+	d, ok := t.devices[hwID]
+	if !ok {
+		return state
+	}
+	for _, c := range conditions {
+		if d.active[c] {
+			state = xid.Worse(state, xid.ForCondition(c).State)
+		}
+	}
+	kept := d.held[:0]
+	for _, h := range d.held {
+		if now.Before(h.until) {
+			state = xid.Worse(state, h.class.State)
+			kept = append(kept, h)
+		}
+	}
+	d.held = kept
+	return state
+}
+
+// XIDCounts returns how many times each XID was seen on a device since the
+// receiver started, ordered by code.
+func (t *Tracker) XIDCounts(hwID string) []XIDCount {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	d, ok := t.devices[hwID]
+	if !ok || len(d.counts) == 0 {
+		return nil
+	}
+	out := make([]XIDCount, 0, len(d.counts))
+	for code, n := range d.counts {
+		out = append(out, XIDCount{Code: code, Count: n})
+	}
+	slices.SortFunc(out, func(a, b XIDCount) int { return a.Code - b.Code })
+	return out
+}
+
+func (t *Tracker) prune(now time.Time) {
+	for id, d := range t.devices {
+		if now.Sub(d.lastSeen) > t.forgetAfter {
+			delete(t.devices, id)
+		}
+	}
+}
+
+// Len returns how many devices the tracker remembers.
+func (t *Tracker) Len() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.devices)
+}

@@ -1,0 +1,126 @@
+package nvmlsource
+
+import (
+	"time"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	"github.com/otelcol-accel/otelcol-accel/receiver/dcgmreceiver/internal/model"
+)
+
+// watchedEvents are the NVML events that become health events. Double-bit
+// ECC is left to the polled volatile counter (and XID 48), so that one
+// error is not announced twice.
+const watchedEvents = nvml.EventTypeXidCriticalError | nvml.EventTypeGpuUnavailableError | nvml.EventTypeGpuRecoveryAction
+
+// watchEvents registers every GPU on one event set and waits on it until
+// Shutdown. Without events (unsupported GPU, no permission) health still
+// comes from polling; only XIDs are missed, and that is said once.
+func (s *Source) watchEvents() {
+	set, ret := s.lib.EventSetCreate()
+	if ret != nvml.SUCCESS {
+		s.warnf("eventset", "NVML event set unavailable (%v): XIDs will not be reported; other health conditions are still polled", ret)
+		return
+	}
+	s.mu.Lock()
+	s.events = set
+	registered := 0
+	for _, g := range s.gpus {
+		supported, ret := g.handle.GetSupportedEventTypes()
+		if ret != nvml.SUCCESS {
+			s.warnf("events/"+g.id.HWID, "NVML cannot report events for %s (%v): its XIDs will not be reported", g.id.HWID, ret)
+			continue
+		}
+		mask := supported & watchedEvents
+		if mask == 0 {
+			continue
+		}
+		if ret := g.handle.RegisterEvents(mask, set); ret != nvml.SUCCESS {
+			s.warnf("events/"+g.id.HWID, "NVML event registration failed for %s (%v): its XIDs will not be reported", g.id.HWID, ret)
+			continue
+		}
+		registered++
+	}
+	s.mu.Unlock()
+	if registered == 0 {
+		return
+	}
+	timeout := uint32(s.set.EventWait / time.Millisecond)
+	for {
+		select {
+		case <-s.stop:
+			return
+		default:
+		}
+		data, ret := set.Wait(timeout)
+		switch ret {
+		case nvml.SUCCESS:
+			s.handleEvent(data)
+		case nvml.ERROR_TIMEOUT:
+		default:
+			s.warnf("eventwait", "waiting for NVML events failed (%v); retrying", ret)
+			select {
+			case <-s.stop:
+				return
+			case <-time.After(time.Second):
+			}
+		}
+	}
+}
+
+func (s *Source) handleEvent(data nvml.EventData) {
+	now := s.set.Now()
+	id, ok := s.eventDevice(data)
+	if !ok {
+		return
+	}
+	e := model.Event{Device: id, Time: now}
+	switch data.EventType {
+	case nvml.EventTypeXidCriticalError:
+		e.Kind, e.Code = model.EventXID, int(data.EventData)
+	case nvml.EventTypeGpuUnavailableError:
+		e.Kind = model.EventDeviceLost
+	case nvml.EventTypeGpuRecoveryAction:
+		e.Kind, e.Code = model.EventRecoveryAction, int(data.EventData)
+	default:
+		return
+	}
+	s.set.OnEvent(e)
+}
+
+// eventDevice finds the GPU, or the MIG instance named by the event's
+// GPU-instance id, an event belongs to.
+func (s *Source) eventDevice(data nvml.EventData) (model.Identity, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g, ok := s.byHandle[data.Device]
+	if !ok {
+		// Handles from events may not compare equal to enumerated ones with
+		// every binding; fall back to the UUID.
+		if data.Device == nil {
+			return model.Identity{}, false
+		}
+		uuid, ret := data.Device.GetUUID()
+		if ret != nvml.SUCCESS {
+			return model.Identity{}, false
+		}
+		for _, cand := range s.gpus {
+			if cand.id.HWID == uuid {
+				g, ok = cand, true
+				break
+			}
+		}
+		if !ok {
+			return model.Identity{}, false
+		}
+	}
+	if data.GpuInstanceId != noInstance {
+		for _, m := range g.migs {
+			if uint32(m.id.GPUInstanceID) == data.GpuInstanceId &&
+				(data.ComputeInstanceId == noInstance || uint32(m.id.ComputeInstanceID) == data.ComputeInstanceId) {
+				return m.id, true
+			}
+		}
+	}
+	return g.id, true
+}

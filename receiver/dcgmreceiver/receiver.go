@@ -1,0 +1,262 @@
+package dcgmreceiver
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componentstatus"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/receiver"
+	"go.opentelemetry.io/collector/receiver/receiverhelper"
+	"go.opentelemetry.io/collector/scraper"
+	"go.opentelemetry.io/collector/scraper/scraperhelper"
+	"go.uber.org/zap"
+
+	"github.com/otelcol-accel/otelcol-accel/internal/xid"
+	"github.com/otelcol-accel/otelcol-accel/receiver/dcgmreceiver/internal/exportersource"
+	"github.com/otelcol-accel/otelcol-accel/receiver/dcgmreceiver/internal/health"
+	"github.com/otelcol-accel/otelcol-accel/receiver/dcgmreceiver/internal/metadata"
+	"github.com/otelcol-accel/otelcol-accel/receiver/dcgmreceiver/internal/model"
+	"github.com/otelcol-accel/otelcol-accel/receiver/dcgmreceiver/internal/mps"
+	"github.com/otelcol-accel/otelcol-accel/receiver/dcgmreceiver/internal/nvmlsource"
+	"github.com/otelcol-accel/otelcol-accel/receiver/dcgmreceiver/internal/ratelimit"
+)
+
+// warningPeriod spaces out repeated warnings about the same thing.
+const warningPeriod = 10 * time.Minute
+
+// source is what NVML and dcgm-exporter have in common for the receiver.
+type source interface {
+	Start(ctx context.Context, host component.Host) error
+	Scrape(ctx context.Context) *model.Snapshot
+	Shutdown(ctx context.Context) error
+}
+
+// dcgmReceiver is the one instance behind both the metrics and the logs
+// pipeline of a component ID.
+type dcgmReceiver struct {
+	cfg    *Config
+	set    receiver.Settings
+	world  outside
+	logger *zap.Logger
+
+	src        source
+	health     *health.Tracker
+	mps        *mps.Monitor
+	hostName   string
+	emitter    *emitter
+	controller receiver.Metrics
+	obsLogs    *receiverhelper.ObsReport
+	warn       *ratelimit.Limiter
+
+	mu      sync.Mutex
+	metrics consumer.Metrics
+	logs    consumer.Logs
+	host    component.Host
+	status  string // last reported status error ("" = OK)
+	started bool
+}
+
+func newReceiver(set receiver.Settings, cfg *Config, w outside) (*dcgmReceiver, error) {
+	filter, err := model.ParseDeviceFilter(cfg.Devices)
+	if err != nil {
+		return nil, err
+	}
+	r := &dcgmReceiver{
+		cfg: cfg, set: set, world: w, logger: set.Logger,
+		health: health.New(cfg.Health.XIDHold, 10*time.Minute+10*cfg.CollectionInterval),
+		warn:   ratelimit.New(warningPeriod).WithClock(w.now),
+	}
+	if name, err := w.hostname(); err == nil {
+		r.hostName = name
+	}
+	switch cfg.Source {
+	case SourceDCGMExporter:
+		r.src = exportersource.New(exportersource.Settings{
+			Client:        cfg.ClientConfig,
+			Decoder:       exportersource.Decoder{Filter: filter, ViolationUnit: cfg.ViolationUnit},
+			Telemetry:     set.TelemetrySettings,
+			ReportStatus:  r.reportStatus,
+			BackoffStart:  cfg.CollectionInterval,
+			BackoffMax:    max(time.Minute, cfg.CollectionInterval),
+			WarningPeriod: warningPeriod,
+			Now:           w.now,
+		})
+	default:
+		r.src = nvmlsource.New(nvmlsource.Settings{
+			Library:       w.nvml,
+			Filter:        filter,
+			HostName:      r.hostName,
+			Want:          wanted(cfg.Metrics),
+			Logger:        set.Logger,
+			ReportStatus:  r.reportStatus,
+			OnEvent:       r.onEvent,
+			RetryStart:    w.retryStart,
+			RetryMax:      time.Minute,
+			WarningPeriod: warningPeriod,
+			Now:           w.now,
+		})
+	}
+	if cfg.MPS.Enabled {
+		settings := mps.Settings{
+			PipeDirectory:  cfg.MPS.PipeDirectory,
+			ControlCommand: cfg.MPS.ControlCommand,
+			Explicit:       cfg.MPS.PipeDirectory != "",
+			Timeout:        cfg.MPS.Timeout,
+		}
+		if settings.PipeDirectory == "" {
+			settings.PipeDirectory = w.getenv("CUDA_MPS_PIPE_DIRECTORY")
+		}
+		if settings.PipeDirectory == "" {
+			settings.PipeDirectory = mps.DefaultPipeDirectory
+		}
+		r.mps = mps.NewMonitor(settings, w.mpsRun)
+	}
+	r.emitter = newEmitter(cfg.MetricsBuilderConfig, set, w.now())
+	if r.obsLogs, err = receiverhelper.NewObsReport(receiverhelper.ObsReportSettings{ReceiverID: set.ID, ReceiverCreateSettings: set}); err != nil {
+		return nil, err
+	}
+	sc, err := scraper.NewMetrics(r.scrape)
+	if err != nil {
+		return nil, err
+	}
+	r.controller, err = scraperhelper.NewMetricsController(&cfg.ControllerConfig, set, consumerFunc(r.forwardMetrics),
+		scraperhelper.AddMetricsScraper(metadata.Type, sc))
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// wanted skips the costlier NVML reads when their metrics are all disabled.
+func wanted(m metadata.MetricsConfig) nvmlsource.Want {
+	return nvmlsource.Want{
+		Processes: m.AcceleratorProcessMemoryUsage.Enabled || m.AcceleratorProcessUtilization.Enabled,
+		GPM: m.AcceleratorGrEngineActive.Enabled || m.AcceleratorSmActive.Enabled || m.AcceleratorSmOccupancy.Enabled ||
+			m.AcceleratorTensorActive.Enabled || m.AcceleratorDramActive.Enabled,
+	}
+}
+
+func (r *dcgmReceiver) setMetrics(next consumer.Metrics) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.metrics = next
+}
+
+func (r *dcgmReceiver) setLogs(next consumer.Logs) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.logs = next
+}
+
+// Start never fails because the GPU library or the exporter is missing:
+// those are reported as a recoverable status and retried.
+func (r *dcgmReceiver) Start(ctx context.Context, host component.Host) error {
+	r.mu.Lock()
+	r.host = host
+	r.mu.Unlock()
+	if err := r.src.Start(ctx, host); err != nil {
+		return err
+	}
+	if err := r.controller.Start(ctx, host); err != nil {
+		return errors.Join(err, r.src.Shutdown(ctx))
+	}
+	r.mu.Lock()
+	r.started = true
+	r.mu.Unlock()
+	return nil
+}
+
+// Shutdown stops scraping, then the source.
+func (r *dcgmReceiver) Shutdown(ctx context.Context) error {
+	r.mu.Lock()
+	started := r.started
+	r.started = false
+	r.mu.Unlock()
+	if !started {
+		return nil
+	}
+	return errors.Join(r.controller.Shutdown(ctx), r.src.Shutdown(ctx))
+}
+
+// reportStatus passes a source's availability to the collector's status
+// reporting, once per change.
+func (r *dcgmReceiver) reportStatus(err error) {
+	r.mu.Lock()
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	if msg == r.status || r.host == nil {
+		r.status = msg
+		r.mu.Unlock()
+		return
+	}
+	r.status = msg
+	host := r.host
+	r.mu.Unlock()
+	if err != nil {
+		componentstatus.ReportStatus(host, componentstatus.NewRecoverableErrorEvent(err))
+		return
+	}
+	componentstatus.ReportStatus(host, componentstatus.NewEvent(componentstatus.StatusOK))
+}
+
+// scrape reads the source once, updates device health, checks the MPS
+// daemon, and returns the metrics; health events go to the logs pipeline.
+// Problems are logged (rate-limited) by their owners, never returned: the
+// scraper helper would log an error on every scrape.
+func (r *dcgmReceiver) scrape(ctx context.Context) (pmetric.Metrics, error) {
+	snap := r.src.Scrape(ctx)
+	records := r.health.Observe(snap)
+	var mpsStatus *mps.Status
+	if r.mps != nil {
+		st := r.mps.Check(ctx)
+		r.logMPS(st)
+		if st.Stopped {
+			id := model.Identity{HostName: r.hostName, Index: -1, GPUInstanceID: -1, ComputeInstanceID: -1}
+			records = append(records, health.ConditionRecord(id, xid.MPSDaemonDown, snap.Time, 0))
+		}
+		mpsStatus = &st
+	}
+	md := r.emitter.emit(snap, r.health, mpsStatus, r.hostName)
+	r.publish(ctx, records)
+	return md, nil
+}
+
+func (r *dcgmReceiver) logMPS(st mps.Status) {
+	switch {
+	case st.Err == nil:
+		r.warn.Reset("mps")
+	case errors.Is(st.Err, mps.ErrNoClient) && !st.Checked:
+		if ok, _ := r.warn.Allow("mps-client"); ok {
+			s := r.mps.Settings()
+			r.logger.Warn("an MPS pipe directory exists but the MPS control client cannot be run, so the MPS daemon is not monitored: mount it and set mps.control_command, or set mps.enabled: false",
+				zap.String("pipe_directory", s.PipeDirectory), zap.Error(st.Err))
+		}
+	default:
+		if ok, held := r.warn.Allow("mps"); ok {
+			r.logger.Warn("MPS control daemon does not answer", zap.Error(st.Err), zap.Int("repeats_suppressed", held))
+		}
+	}
+}
+
+// onEvent handles an asynchronous NVML event: the health event goes out at
+// once, the state change shows in hw.status at the next scrape.
+func (r *dcgmReceiver) onEvent(e model.Event) {
+	r.publish(context.Background(), r.health.ObserveEvent(e))
+}
+
+func (r *dcgmReceiver) forwardMetrics(ctx context.Context, md pmetric.Metrics) error {
+	r.mu.Lock()
+	next := r.metrics
+	r.mu.Unlock()
+	if next == nil {
+		return nil // a logs-only pipeline: the scrape ran for health
+	}
+	return next.ConsumeMetrics(ctx, md)
+}
