@@ -1,0 +1,427 @@
+package acceleratorcostprocessor
+
+import (
+	"math"
+	"strings"
+
+	"github.com/cespare/xxhash/v2"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	s "github.com/otelcol-accel/otelcol-accel/internal/accelschema"
+	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorcostprocessor/internal/metadata"
+)
+
+// identity is what the resource attributes say about a device or partition.
+type identity struct {
+	key uint64 // hash of every resource attribute: one cumulative series per distinct resource
+
+	hwID, parent, partType, partID, profile, model string
+	share                                          float64
+	hasShare                                       bool
+	// allocated is false only for accelerator.allocation.state=unallocated;
+	// a missing state counts as allocated (see docs/cost-model.md).
+	allocated      bool
+	allocationSeen bool
+
+	hostType, region string
+
+	workload, workloadType, namespace, podUID, podName, nodeName string
+	hasHolder                                                    bool
+}
+
+// signals is what the resource's metrics say, at their latest timestamp.
+type signals struct {
+	t pcommon.Timestamp
+
+	activity    float64
+	activitySrc activitySource
+	tensor, sm  float64
+	hasTensor   bool
+	hasSM       bool
+
+	memUsed, memLimit     float64
+	hasMemUsed, hasMemLim bool
+
+	procUtil, procMem     float64
+	hasProcUtil, hasProcM bool
+
+	statusFailed, hasStatus bool
+
+	kv                   float64
+	hasKV                bool
+	waiting, running     float64
+	hasWaiting, hasRunng bool
+
+	// costed: the resource already carries this processor's scope (a second
+	// accelerator_cost in the path, or a resource this processor made).
+	costed bool
+}
+
+type activitySource uint8
+
+const (
+	noActivity activitySource = iota
+	fromUtilization
+	fromSMActive
+	fromGREngine
+	fromProcesses
+)
+
+func (a activitySource) String() string {
+	switch a {
+	case fromUtilization:
+		return s.MetricGPUUtilization
+	case fromSMActive:
+		return s.MetricSMActive
+	case fromGREngine:
+		return s.MetricGREngineActive
+	case fromProcesses:
+		return s.MetricProcessUtilization
+	default:
+		return "none"
+	}
+}
+
+// readIdentity reads the resource attributes in one pass, hashing them as it
+// goes (order-independent, so the same set hashes the same however a
+// producer ordered it).
+func (p *costProcessor) readIdentity(attrs pcommon.Map) identity {
+	var id identity
+	var h uint64
+	attrs.Range(func(k string, v pcommon.Value) bool {
+		h += mix(xxhash.Sum64String(k) ^ valueHash(v))
+		switch k {
+		case s.AttrHWID:
+			id.hwID = v.Str()
+		case s.AttrHWParent:
+			id.parent = v.Str()
+		case s.AttrPartitionType:
+			id.partType = v.Str()
+		case s.AttrPartitionID:
+			id.partID = v.AsString()
+		case s.AttrPartitionProfile:
+			id.profile = v.Str()
+		case s.AttrPartitionShare:
+			switch v.Type() {
+			case pcommon.ValueTypeDouble:
+				id.share, id.hasShare = v.Double(), true
+			case pcommon.ValueTypeInt:
+				id.share, id.hasShare = float64(v.Int()), true
+			}
+		case s.AttrHWModel:
+			id.model = v.Str()
+		case s.AttrAllocationState:
+			id.allocationSeen = true
+			id.allocated = v.Str() != s.AllocationUnallocated
+		case s.AttrWorkloadName:
+			id.workload = v.Str()
+		case s.AttrWorkloadType:
+			id.workloadType = v.Str()
+		case s.AttrK8sNamespaceName:
+			id.namespace = v.Str()
+		case s.AttrK8sPodUID:
+			id.podUID = v.Str()
+		case s.AttrK8sPodName:
+			id.podName = v.Str()
+			id.hasHolder = true
+		case s.AttrK8sNodeName:
+			id.nodeName = v.Str()
+		case s.AttrECSTaskARN, s.AttrJobID:
+			id.hasHolder = true
+		}
+		return true
+	})
+	id.key = h ^ uint64(attrs.Len())
+	if !id.allocationSeen {
+		id.allocated = true
+	}
+	if id.hasShare && (math.IsNaN(id.share) || id.share <= 0 || id.share > 1) {
+		id.hasShare = false
+	}
+	id.hostType = firstString(attrs, p.cfg.HostTypeAttributes)
+	id.region = firstString(attrs, p.cfg.RegionAttributes)
+	return id
+}
+
+func firstString(attrs pcommon.Map, keys []string) string {
+	for _, k := range keys {
+		if v, ok := attrs.Get(k); ok && v.Type() == pcommon.ValueTypeStr && v.Str() != "" {
+			return v.Str()
+		}
+	}
+	return ""
+}
+
+func mix(x uint64) uint64 {
+	x ^= x >> 33
+	x *= 0xff51afd7ed558ccd
+	x ^= x >> 33
+	x *= 0xc4ceb9fe1a85ec53
+	x ^= x >> 33
+	return x
+}
+
+func valueHash(v pcommon.Value) uint64 {
+	switch v.Type() {
+	case pcommon.ValueTypeStr:
+		return xxhash.Sum64String(v.Str())
+	case pcommon.ValueTypeInt:
+		return mix(uint64(v.Int()) + 1)
+	case pcommon.ValueTypeDouble:
+		return mix(math.Float64bits(v.Double()) + 2)
+	case pcommon.ValueTypeBool:
+		if v.Bool() {
+			return 3
+		}
+		return 4
+	default:
+		return xxhash.Sum64String(v.AsString())
+	}
+}
+
+// readSignals scans every metric of the resource once: the latest value of
+// each signal the cost model uses, and the latest timestamp of any point.
+func readSignals(rm pmetric.ResourceMetrics) signals {
+	var sg signals
+	var actT [fromProcesses + 1]pcommon.Timestamp
+	sms := rm.ScopeMetrics()
+	for i := 0; i < sms.Len(); i++ {
+		sm := sms.At(i)
+		if sm.Scope().Name() == metadata.ScopeName {
+			sg.costed = true
+			return sg
+		}
+		ms := sm.Metrics()
+		for j := 0; j < ms.Len(); j++ {
+			m := ms.At(j)
+			var dps pmetric.NumberDataPointSlice
+			switch m.Type() {
+			case pmetric.MetricTypeGauge:
+				dps = m.Gauge().DataPoints()
+			case pmetric.MetricTypeSum:
+				dps = m.Sum().DataPoints()
+			default:
+				sg.t = max(sg.t, latestOther(m))
+				continue
+			}
+			if dps.Len() == 0 {
+				continue
+			}
+			switch m.Name() {
+			case s.MetricGREngineActive:
+				v, t := latest(dps)
+				sg.setActivity(fromGREngine, v, t, &actT)
+			case s.MetricSMActive:
+				v, t := latest(dps)
+				sg.sm, sg.hasSM = ratio(v), !math.IsNaN(v)
+				sg.setActivity(fromSMActive, v, t, &actT)
+			case s.MetricTensorActive:
+				v, _ := latest(dps)
+				sg.tensor, sg.hasTensor = ratio(v), !math.IsNaN(v)
+			case s.MetricGPUUtilization:
+				v, t := latestGeneralUtilization(dps)
+				sg.setActivity(fromUtilization, v, t, &actT)
+			case s.MetricGPUMemoryUsage:
+				sg.memUsed, sg.hasMemUsed = sumAtLatest(dps)
+			case s.MetricGPUMemoryLimit:
+				v, _ := latest(dps)
+				sg.memLimit, sg.hasMemLim = v, v > 0
+			case s.MetricProcessUtilization:
+				sg.procUtil, sg.hasProcUtil = sumAtLatest(dps)
+			case s.MetricProcessMemoryUsage:
+				sg.procMem, sg.hasProcM = sumAtLatest(dps)
+			case s.MetricStatus:
+				sg.readStatus(dps)
+			case s.MetricKVCacheUtilization:
+				v, _ := latest(dps)
+				sg.kv, sg.hasKV = ratio(v), !math.IsNaN(v)
+			case s.MetricRequestsWaiting:
+				v, _ := latest(dps)
+				sg.waiting, sg.hasWaiting = v, !math.IsNaN(v)
+			case s.MetricRequestsRunning:
+				v, _ := latest(dps)
+				sg.running, sg.hasRunng = v, !math.IsNaN(v)
+			}
+			for k := 0; k < dps.Len(); k++ {
+				sg.t = max(sg.t, dps.At(k).Timestamp())
+			}
+		}
+	}
+	return sg
+}
+
+// forSharedCopy makes the per-process points of a time-sliced or MPS copy
+// its activity and memory: the device-wide signals on such a copy describe
+// every consumer of the GPU together, the processes the copy owns describe
+// it alone. Copies without process points keep the device-wide signals.
+func (sg *signals) forSharedCopy(share float64) {
+	if sg.hasProcUtil {
+		sg.activity, sg.activitySrc = ratio(sg.procUtil), fromProcesses
+	}
+	if sg.hasProcM && sg.hasMemLim {
+		sg.memUsed, sg.hasMemUsed = sg.procMem, true
+		sg.memLimit *= share
+	}
+}
+
+// setActivity keeps the best activity signal: GR-engine active, then SM
+// active, then utilization.
+func (sg *signals) setActivity(src activitySource, v float64, t pcommon.Timestamp, seen *[fromProcesses + 1]pcommon.Timestamp) {
+	if math.IsNaN(v) || src < sg.activitySrc {
+		return
+	}
+	if src == sg.activitySrc && t < seen[src] {
+		return
+	}
+	seen[src] = t
+	sg.activity, sg.activitySrc = ratio(v), src
+}
+
+func (sg *signals) readStatus(dps pmetric.NumberDataPointSlice) {
+	_, latestT := latest(dps)
+	for k := 0; k < dps.Len(); k++ {
+		dp := dps.At(k)
+		if dp.Timestamp() != latestT {
+			continue
+		}
+		state, ok := dp.Attributes().Get(s.AttrHWState)
+		if !ok {
+			continue
+		}
+		sg.hasStatus = true
+		if state.Str() == s.HWStateFailed && number(dp) > 0 {
+			sg.statusFailed = true
+		}
+	}
+}
+
+// ratio clamps a 0..1 signal; sources that report percent by mistake are
+// clamped rather than trusted.
+func ratio(v float64) float64 {
+	if math.IsNaN(v) || v < 0 {
+		return 0
+	}
+	return math.Min(v, 1)
+}
+
+func number(dp pmetric.NumberDataPoint) float64 {
+	if dp.ValueType() == pmetric.NumberDataPointValueTypeInt {
+		return float64(dp.IntValue())
+	}
+	return dp.DoubleValue()
+}
+
+// latest returns the value of the newest point (NaN when it has none).
+func latest(dps pmetric.NumberDataPointSlice) (float64, pcommon.Timestamp) {
+	best := 0
+	for k := 1; k < dps.Len(); k++ {
+		if dps.At(k).Timestamp() > dps.At(best).Timestamp() {
+			best = k
+		}
+	}
+	dp := dps.At(best)
+	if dp.ValueType() == pmetric.NumberDataPointValueTypeEmpty {
+		return math.NaN(), dp.Timestamp()
+	}
+	return number(dp), dp.Timestamp()
+}
+
+// latestGeneralUtilization ignores the encoder and decoder engines.
+func latestGeneralUtilization(dps pmetric.NumberDataPointSlice) (float64, pcommon.Timestamp) {
+	v, t := math.NaN(), pcommon.Timestamp(0)
+	for k := 0; k < dps.Len(); k++ {
+		dp := dps.At(k)
+		if task, ok := dp.Attributes().Get(s.AttrHWGPUTask); ok && task.Str() != s.GPUTaskGeneral {
+			continue
+		}
+		if math.IsNaN(v) || dp.Timestamp() > t {
+			v, t = number(dp), dp.Timestamp()
+		}
+	}
+	return v, t
+}
+
+// sumAtLatest adds the points that share the newest timestamp (Neuron memory
+// by category, one point per process).
+func sumAtLatest(dps pmetric.NumberDataPointSlice) (float64, bool) {
+	_, t := latest(dps)
+	sum, n := 0.0, 0
+	for k := 0; k < dps.Len(); k++ {
+		if dp := dps.At(k); dp.Timestamp() == t && dp.ValueType() != pmetric.NumberDataPointValueTypeEmpty {
+			if v := number(dp); !math.IsNaN(v) && v >= 0 {
+				sum += v
+				n++
+			}
+		}
+	}
+	return sum, n > 0
+}
+
+func latestOther(m pmetric.Metric) pcommon.Timestamp {
+	var t pcommon.Timestamp
+	switch m.Type() {
+	case pmetric.MetricTypeHistogram:
+		dps := m.Histogram().DataPoints()
+		for k := 0; k < dps.Len(); k++ {
+			t = max(t, dps.At(k).Timestamp())
+		}
+	case pmetric.MetricTypeExponentialHistogram:
+		dps := m.ExponentialHistogram().DataPoints()
+		for k := 0; k < dps.Len(); k++ {
+			t = max(t, dps.At(k).Timestamp())
+		}
+	case pmetric.MetricTypeSummary:
+		dps := m.Summary().DataPoints()
+		for k := 0; k < dps.Len(); k++ {
+			t = max(t, dps.At(k).Timestamp())
+		}
+	}
+	return t
+}
+
+// podKeys are the keys a serving pod's signals are filed under and looked up
+// by: its UID, and namespace/name.
+func (id identity) podKeys() (uid, name string) {
+	uid = id.podUID
+	if id.podName != "" {
+		name = id.namespace + "/" + id.podName
+	}
+	return uid, name
+}
+
+// workloadKey names a workload for baselines and replica counts.
+func (id identity) workloadKey() string {
+	if id.workload == "" {
+		return ""
+	}
+	if id.namespace == "" {
+		return id.workload
+	}
+	return id.namespace + "/" + id.workload
+}
+
+func isPartitionNone(partType string) bool {
+	return partType == "" || partType == s.PartitionNone
+}
+
+func isMIG(partType string) bool { return partType == s.PartitionMIG }
+
+func isSharedCopy(partType string) bool {
+	return partType == s.PartitionTimeSlicing || partType == s.PartitionMPS
+}
+
+// describeDevice is a short "hw.id on node" for log lines.
+func (id identity) describeDevice() string {
+	var b strings.Builder
+	b.WriteString(id.hwID)
+	if id.partID != "" && id.partID != id.hwID {
+		b.WriteString(" partition ")
+		b.WriteString(id.partID)
+	}
+	if id.nodeName != "" {
+		b.WriteString(" on ")
+		b.WriteString(id.nodeName)
+	}
+	return b.String()
+}

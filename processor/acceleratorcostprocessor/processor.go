@@ -1,0 +1,165 @@
+package acceleratorcostprocessor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componentstatus"
+	"go.opentelemetry.io/collector/consumer"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
+	"go.opentelemetry.io/collector/processor"
+	"go.uber.org/zap"
+
+	"github.com/otelcol-accel/otelcol-accel/internal/pricing"
+	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorcostprocessor/internal/baseline"
+)
+
+// warnEvery is how often one kind of problem (a missing price row, a broken
+// pricing file, a failing logs consumer) is logged.
+const warnEvery = 10 * time.Minute
+
+// costProcessor is the one instance behind both the metrics and the logs
+// pipeline of a component ID.
+type costProcessor struct {
+	cfg     *Config
+	id      component.ID
+	version string
+	logger  *zap.Logger
+	now     func() time.Time
+	warn    *rateLimiter
+
+	prices atomic.Pointer[pricing.Watcher]
+
+	mu        sync.Mutex
+	resources map[uint64]*resourceState
+	parents   map[string]*parentState
+	pods      map[string]*podSignals
+	health    map[string]*healthState
+	workloads map[string]map[uint64]time.Time
+	baselines *baseline.Store
+	lastSweep time.Time
+	batch     uint64
+	scratch   []observation
+	touched   []*parentState
+
+	logsMu sync.RWMutex
+	logs   []consumer.Logs
+
+	storage storage.Client
+	stop    chan struct{}
+	wg      sync.WaitGroup
+}
+
+func newCostProcessor(set processor.Settings, cfg *Config) *costProcessor {
+	p := &costProcessor{
+		cfg:       cfg,
+		id:        set.ID,
+		version:   set.BuildInfo.Version,
+		logger:    set.Logger,
+		now:       time.Now,
+		resources: map[uint64]*resourceState{},
+		parents:   map[string]*parentState{},
+		pods:      map[string]*podSignals{},
+		health:    map[string]*healthState{},
+		workloads: map[string]map[uint64]time.Time{},
+		baselines: baseline.New(cfg.Baselines.HalfLife, cfg.Baselines.TTL, cfg.Baselines.MinSamples, cfg.Baselines.MaxEntries),
+	}
+	p.warn = newRateLimiter(warnEvery, func() time.Time { return p.now() })
+	return p
+}
+
+// addLogsConsumer registers where findings go: the next consumer of each
+// logs pipeline this processor is in.
+func (p *costProcessor) addLogsConsumer(c consumer.Logs) {
+	p.logsMu.Lock()
+	defer p.logsMu.Unlock()
+	p.logs = append(p.logs, c)
+}
+
+// Start loads the price table (failing on a malformed one), restores the
+// training baselines and starts the reload and save loops.
+func (p *costProcessor) Start(ctx context.Context, host component.Host) error {
+	w, err := pricing.NewWatcher(p.cfg.Pricing.Files, p.cfg.pricingOptions())
+	if err != nil {
+		return fmt.Errorf("pricing: %w", err)
+	}
+	p.prices.Store(w)
+	p.logger.Info("price table loaded",
+		zap.Int("rows", w.Table().Len()), zap.Strings("files", p.cfg.Pricing.Files),
+		zap.String("default_region", w.Table().DefaultRegionName()))
+
+	if p.cfg.Baselines.Storage != nil {
+		client, err := storageClient(ctx, host, *p.cfg.Baselines.Storage, p.id)
+		if err != nil {
+			return err
+		}
+		p.storage = client
+		p.loadBaselines(ctx, host)
+	}
+
+	p.stop = make(chan struct{})
+	if p.cfg.Pricing.ReloadInterval > 0 && len(p.cfg.Pricing.Files) > 0 {
+		p.wg.Add(1)
+		go p.reloadLoop(host, w)
+	}
+	if p.storage != nil {
+		p.wg.Add(1)
+		go p.saveLoop()
+	}
+	return nil
+}
+
+// Shutdown stops the loops and saves the baselines one last time.
+func (p *costProcessor) Shutdown(ctx context.Context) error {
+	if p.stop != nil {
+		close(p.stop)
+		p.wg.Wait()
+		p.stop = nil
+	}
+	if p.storage == nil {
+		return nil
+	}
+	err := p.saveBaselines(ctx)
+	if cerr := p.storage.Close(ctx); cerr != nil {
+		err = errors.Join(err, fmt.Errorf("closing the baselines storage client: %w", cerr))
+	}
+	p.storage = nil
+	return err
+}
+
+func (p *costProcessor) reloadLoop(host component.Host, w *pricing.Watcher) {
+	defer p.wg.Done()
+	ticker := time.NewTicker(p.cfg.Pricing.ReloadInterval)
+	defer ticker.Stop()
+	failing := false
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-ticker.C:
+		}
+		changed, err := w.Poll()
+		switch {
+		case err != nil:
+			if p.warn.allow("pricing-reload") {
+				p.logger.Error("pricing file rejected; still using the previous price table (fix the file, it is re-read every reload_interval)",
+					zap.Error(err))
+			}
+			componentstatus.ReportStatus(host, componentstatus.NewRecoverableErrorEvent(err))
+			failing = true
+		case changed:
+			p.logger.Info("price table reloaded", zap.Int("rows", w.Table().Len()))
+			fallthrough
+		default:
+			if failing {
+				componentstatus.ReportStatus(host, componentstatus.NewEvent(componentstatus.StatusOK))
+				failing = false
+			}
+		}
+	}
+}

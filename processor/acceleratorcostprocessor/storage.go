@@ -1,0 +1,96 @@
+package acceleratorcostprocessor
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componentstatus"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
+	"go.uber.org/zap"
+)
+
+// baselinesKey is the storage key of the training baselines.
+const baselinesKey = "training_baselines"
+
+func storageClient(ctx context.Context, host component.Host, ext component.ID, self component.ID) (storage.Client, error) {
+	e, ok := host.GetExtensions()[ext]
+	if !ok {
+		return nil, fmt.Errorf("baselines.storage: extension %q is not running; add it under `extensions:` and to `service.extensions`", ext)
+	}
+	se, ok := e.(storage.Extension)
+	if !ok {
+		return nil, fmt.Errorf("baselines.storage: extension %q is not a storage extension (use file_storage)", ext)
+	}
+	client, err := se.GetClient(ctx, component.KindProcessor, self, baselinesKey)
+	if err != nil {
+		return nil, fmt.Errorf("baselines.storage: %q gave no client: %w", ext, err)
+	}
+	return client, nil
+}
+
+// loadBaselines restores what the last run saved. A broken or unreadable
+// record is logged and the processor starts with no baselines: they rebuild
+// within baselines.min_samples intervals.
+func (p *costProcessor) loadBaselines(ctx context.Context, host component.Host) {
+	data, err := p.storage.Get(ctx, baselinesKey)
+	if err != nil {
+		err = fmt.Errorf("reading training baselines from %s: %w", p.cfg.Baselines.Storage, err)
+		p.logger.Error("starting without stored baselines", zap.Error(err))
+		componentstatus.ReportStatus(host, componentstatus.NewRecoverableErrorEvent(err))
+		return
+	}
+	if data == nil {
+		return
+	}
+	p.mu.Lock()
+	dropped, err := p.baselines.Unmarshal(data, p.now())
+	n := p.baselines.Len()
+	p.mu.Unlock()
+	if err != nil {
+		p.logger.Error("stored training baselines are unreadable; starting without them",
+			zap.String("storage", p.cfg.Baselines.Storage.String()), zap.Error(err))
+		return
+	}
+	if dropped > 0 {
+		p.logger.Warn("dropped malformed stored baselines", zap.Int("dropped", dropped))
+	}
+	p.logger.Info("training baselines restored", zap.Int("baselines", n))
+}
+
+// saveBaselines writes the baselines when they changed since the last save.
+func (p *costProcessor) saveBaselines(ctx context.Context) error {
+	p.mu.Lock()
+	if !p.baselines.Dirty() {
+		p.mu.Unlock()
+		return nil
+	}
+	data, err := p.baselines.Marshal()
+	p.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("encoding training baselines: %w", err)
+	}
+	if err := p.storage.Set(ctx, baselinesKey, data); err != nil {
+		return fmt.Errorf("saving training baselines to %s: %w", p.cfg.Baselines.Storage, err)
+	}
+	return nil
+}
+
+func (p *costProcessor) saveLoop() {
+	defer p.wg.Done()
+	ticker := time.NewTicker(p.cfg.Baselines.SaveInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-ticker.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), p.cfg.Baselines.SaveInterval)
+		if err := p.saveBaselines(ctx); err != nil && p.warn.allow("baselines-save") {
+			p.logger.Warn("could not save training baselines; will retry", zap.Error(err))
+		}
+		cancel()
+	}
+}
