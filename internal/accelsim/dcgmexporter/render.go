@@ -1,0 +1,244 @@
+package dcgmexporter
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/fleet"
+	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/sim"
+)
+
+// row is one series label set: an entity and, when mapped, its holder.
+// The label text is built once; only values change between scrapes.
+type row struct {
+	entity int
+	mig    bool
+	// labels is everything after the metric name up to, but not including,
+	// the closing brace: `{gpu="0",UUID="GPU-…",…,DCGM_FI_DRIVER_VERSION="…"`.
+	labels []byte
+	// attrs are the Kubernetes (and DRA) attributes, sorted by key.
+	attrs []kv
+	// attrText is attrs rendered: `,container="…",namespace="…",pod="…"`.
+	attrText []byte
+}
+
+type kv struct{ k, v string }
+
+// Renderer renders one node's /metrics page.
+type Renderer struct {
+	node *fleet.Node
+	rows []row
+}
+
+// NewRenderer prepares the label sets of a node's GPU entities.
+func NewRenderer(n *fleet.Node) *Renderer {
+	r := &Renderer{node: n}
+	opts := n.DCGM
+	uuidLabel := "UUID"
+	if opts.OldNamespace {
+		uuidLabel = "uuid"
+	}
+	var mapped map[any][]kv
+	if opts.KubernetesEnabled() {
+		mapped = deviceToPod(n, opts.OldNamespace)
+	}
+	var dra map[any][][]kv
+	if opts.KubernetesDRA {
+		dra = draMapping(n, opts.OldNamespace)
+	}
+	entity := 0
+	add := func(g *fleet.GPU, mi *fleet.MIGInstance) {
+		var b strings.Builder
+		b.WriteString(`{gpu="`)
+		b.WriteString(strconv.Itoa(g.Index))
+		b.WriteString(`",` + uuidLabel + `="`)
+		b.WriteString(g.UUID)
+		b.WriteString(`",pci_bus_id="`)
+		b.WriteString(g.PCIBusID)
+		b.WriteString(`",device="nvidia`)
+		b.WriteString(strconv.Itoa(g.Index))
+		b.WriteString(`",modelName="`)
+		b.WriteString(n.Model.Name)
+		b.WriteString(`"`)
+		var key any = g
+		if mi != nil {
+			key = mi
+			b.WriteString(`,GPU_I_PROFILE="`)
+			b.WriteString(mi.Profile.Name)
+			b.WriteString(`",GPU_I_ID="`)
+			b.WriteString(strconv.Itoa(mi.GIID))
+			b.WriteString(`"`)
+		}
+		if opts.HostnameLabel != "none" {
+			b.WriteString(`,` + opts.HostnameLabel + `="`)
+			b.WriteString(n.Name)
+			b.WriteString(`"`)
+		}
+		b.WriteString(`,DCGM_FI_DRIVER_VERSION="`)
+		b.WriteString(n.DriverVersion)
+		b.WriteString(`"`)
+		labels := []byte(b.String())
+		variants := dra[key]
+		if len(variants) == 0 {
+			variants = [][]kv{mapped[key]}
+		}
+		for _, attrs := range variants {
+			sort.Slice(attrs, func(i, j int) bool { return attrs[i].k < attrs[j].k })
+			r.rows = append(r.rows, row{entity: entity, mig: mi != nil, labels: labels, attrs: attrs, attrText: renderAttrs(nil, attrs)})
+		}
+		entity++
+	}
+	for _, g := range n.GPUs {
+		if g.MIGEnabled() {
+			for _, mi := range g.MIG {
+				add(g, mi)
+			}
+			continue
+		}
+		add(g, nil)
+	}
+	return r
+}
+
+func renderAttrs(b []byte, attrs []kv) []byte {
+	for _, a := range attrs {
+		b = append(b, ',')
+		b = append(b, a.k...)
+		b = append(b, '=', '"')
+		b = append(b, a.v...)
+		b = append(b, '"')
+	}
+	return b
+}
+
+// Render appends the exposition of the given entity samples to b. The
+// entities must come from sim.World.NodeGPUs for the renderer's node.
+func (r *Renderer) Render(b []byte, entities []sim.Entity) []byte {
+	for fi := range fields {
+		f := &fields[fi]
+		start := len(b)
+		b = append(b, "# HELP "...)
+		b = append(b, f.name...)
+		b = append(b, ' ')
+		b = append(b, f.help...)
+		b = append(b, "\n# TYPE "...)
+		b = append(b, f.name...)
+		b = append(b, ' ')
+		b = append(b, f.typ...)
+		b = append(b, '\n')
+		header := len(b)
+		for ri := range r.rows {
+			rw := &r.rows[ri]
+			s := &entities[rw.entity].Sample
+			if s.Lost && f.id != xidFieldID {
+				continue // DCGM returns blank values for a lost GPU
+			}
+			if rw.mig && !f.onMIG {
+				continue
+			}
+			iv, fv, ok := f.get(s)
+			if !ok {
+				continue
+			}
+			b = append(b, f.name...)
+			b = append(b, rw.labels...)
+			if f.id == xidFieldID {
+				b = renderAttrs(b, mergeXID(rw.attrs, iv))
+			} else {
+				b = append(b, rw.attrText...)
+			}
+			b = append(b, '}', ' ')
+			if f.isF {
+				b = strconv.AppendFloat(b, fv, 'f', 6, 64)
+			} else {
+				b = strconv.AppendInt(b, iv, 10)
+			}
+			b = append(b, '\n')
+		}
+		if len(b) == header {
+			b = b[:start] // no series: the exporter prints no family
+		}
+	}
+	return b
+}
+
+// mergeXID adds the exporter's err_code and err_msg to the sorted attributes.
+func mergeXID(attrs []kv, code int64) []kv {
+	out := make([]kv, 0, len(attrs)+2)
+	out = append(out, attrs...)
+	out = append(out, kv{"err_code", strconv.FormatInt(code, 10)}, kv{"err_msg", xidMessage(code)})
+	sort.Slice(out, func(i, j int) bool { return out[i].k < out[j].k })
+	return out
+}
+
+// deviceToPod is the exporter's default Kubernetes mapping: it walks the
+// kubelet's List response in order and records, per device, the last
+// container that holds it. Only nvidia.com/gpu and nvidia.com/mig-*
+// resources are considered, so nvidia.com/gpu.shared replicas stay unmapped
+// (the exporter needs --nvidia-resource-names for them).
+func deviceToPod(n *fleet.Node, old bool) map[any][]kv {
+	out := map[any][]kv{}
+	byUUID := map[string]*fleet.GPU{}
+	byMIG := map[string]*fleet.MIGInstance{}
+	for _, g := range n.GPUs {
+		byUUID[g.UUID] = g
+		for _, mi := range g.MIG {
+			byMIG[mi.UUID] = mi
+		}
+	}
+	for _, p := range n.Pods {
+		for _, c := range p.Containers {
+			for _, d := range c.Devices {
+				if d.Resource != fleet.ResourceGPU && !strings.HasPrefix(d.Resource, fleet.ResourceMIGPrefix) {
+					continue
+				}
+				for _, id := range d.IDs {
+					id, _, _ = strings.Cut(id, "::")
+					var key any
+					if mi, ok := byMIG[id]; ok {
+						key = mi
+					} else if g, ok := byUUID[id]; ok {
+						key = g
+					} else {
+						continue
+					}
+					out[key] = podAttrs(p, c.Name, old)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// draMapping is the exporter's --kubernetes-enable-dra mapping: every
+// consumer of a claim gets its own copy of the device's series.
+func draMapping(n *fleet.Node, old bool) map[any][][]kv {
+	out := map[any][][]kv{}
+	for _, p := range n.Pods {
+		for _, c := range p.Containers {
+			for _, cl := range c.Claims {
+				base := func(device string) []kv {
+					return append(podAttrs(p, c.Name, old),
+						kv{"dra_claim_name", cl.Name}, kv{"dra_claim_namespace", cl.Namespace},
+						kv{"dra_driver_name", fleet.DRADriverGPU}, kv{"dra_pool_name", n.Name}, kv{"dra_device_name", device})
+				}
+				for _, g := range cl.GPUs {
+					out[g] = append(out[g], base(g.DRAName()))
+				}
+				for _, mi := range cl.MIG {
+					attrs := append(base(mi.DRAName()), kv{"dra_mig_profile", mi.Profile.Name}, kv{"dra_mig_device_uuid", mi.UUID})
+					out[mi] = append(out[mi], attrs)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func podAttrs(p *fleet.Pod, container string, old bool) []kv {
+	if old {
+		return []kv{{"pod_name", p.Name}, {"pod_namespace", p.Namespace}, {"container_name", container}}
+	}
+	return []kv{{"pod", p.Name}, {"namespace", p.Namespace}, {"container", container}}
+}

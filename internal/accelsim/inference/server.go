@@ -1,0 +1,82 @@
+package inference
+
+import (
+	"encoding/json"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/fleet"
+	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/scenario"
+	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/sim"
+)
+
+// ContentType is prometheus_client's text exposition content type.
+const ContentType = "text/plain; version=0.0.4; charset=utf-8"
+
+// Handler serves one pod's inference server.
+type Handler struct {
+	inf      *fleet.Inference
+	world    *sim.World
+	timeline sim.Timeline
+	// created is the unix time the server registered its metrics.
+	created float64
+	bufs    sync.Pool
+}
+
+// NewHandler serves pod p's inference server. started is when the server
+// process started (the `_created` value vLLM reports).
+func NewHandler(w *sim.World, inf *fleet.Inference, tl sim.Timeline, started time.Time) *Handler {
+	return &Handler{inf: inf, world: w, timeline: tl, created: float64(started.UnixNano()) / 1e9}
+}
+
+// Metrics renders the page at simulated time t.
+func (h *Handler) Metrics(b []byte, t float64) []byte {
+	s := h.world.Inference(h.inf.Pod, t)
+	if h.inf.Server == scenario.ServerSGLang {
+		return renderSGLang(b, h.inf.Model, &s)
+	}
+	return renderVLLM(b, h.inf.Model, &s, h.created)
+}
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/metrics":
+		bp, _ := h.bufs.Get().(*[]byte)
+		if bp == nil {
+			bp = new([]byte)
+		}
+		b := h.Metrics((*bp)[:0], h.timeline.Elapsed())
+		w.Header().Set("Content-Type", ContentType)
+		_, _ = w.Write(b)
+		*bp = b
+		h.bufs.Put(bp)
+	case "/health":
+		// vLLM answers 200 with an empty body; a dead engine answers 500.
+		if !h.world.Inference(h.inf.Pod, h.timeline.Elapsed()).Healthy {
+			http.Error(w, "EngineDeadError: the engine's device failed", http.StatusInternalServerError)
+		}
+	case "/v1/models":
+		if h.inf.Server != scenario.ServerVLLM {
+			http.NotFound(w, r)
+			return
+		}
+		writeJSON(w, map[string]any{"object": "list", "data": []map[string]any{{
+			"id": h.inf.Model, "object": "model", "created": int64(h.created), "owned_by": "vllm",
+			"root": h.inf.Model, "parent": nil, "max_model_len": 8192,
+		}}})
+	case "/get_model_info":
+		if h.inf.Server != scenario.ServerSGLang {
+			http.NotFound(w, r)
+			return
+		}
+		writeJSON(w, map[string]any{"model_path": h.inf.Model, "tokenizer_path": h.inf.Model, "is_generation": true})
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}
