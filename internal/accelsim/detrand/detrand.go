@@ -77,7 +77,7 @@ func floorDiv(a, b int64) int64 {
 func UUID(seed uint64, parts ...any) string {
 	hi := Hash(seed, append(parts, "hi")...)
 	lo := Hash(seed, append(parts, "lo")...)
-	hi = (hi &^ (0xf << 12)) | (4 << 12)  // version 4
+	hi = (hi &^ (0xf << 12)) | (4 << 12)   // version 4
 	lo = (lo &^ (0x3 << 62)) | (0x2 << 62) // variant 10
 	return fmt.Sprintf("%08x-%04x-%04x-%04x-%012x", hi>>32, (hi>>16)&0xffff, hi&0xffff, lo>>48, lo&0xffffffffffff)
 }

@@ -143,7 +143,7 @@ type Percentiles struct {
 // ExecStats are a runtime's executions in a period (deltas).
 type ExecStats struct {
 	Completed, CompletedWithErr, CompletedWithNumErr, TimedOut, IncorrectInput, FailedToQueue int64
-	Generic, Numerical, Transient, Model, Runtime, Hardware                                     int64
+	Generic, Numerical, Transient, Model, Runtime, Hardware                                   int64
 	// Total and Device are nil when nothing ran in the period.
 	Total, Device *Percentiles
 }
