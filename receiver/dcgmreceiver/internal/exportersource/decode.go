@@ -316,6 +316,9 @@ func finish(groups []*group) []model.Sample {
 		if g.s.IsMIG() {
 			g.s.Share = migShare(g.s.Profile, gpuMemory[g.s.Parent], g.s.Model)
 		}
+		// A value near the float64 limit can overflow in unit conversion;
+		// it is dropped rather than sent as Inf.
+		g.s.DropNonFinite()
 		out = append(out, g.s)
 	}
 	slices.SortStableFunc(out, func(a, b model.Sample) int {

@@ -6,6 +6,7 @@
 package model
 
 import (
+	"math"
 	"time"
 
 	"github.com/otelcol-accel/otelcol-accel/internal/accelschema"
@@ -213,4 +214,41 @@ type Event struct {
 	Time   time.Time
 	Kind   EventKind
 	Code   int
+}
+
+// Readings returns pointers to every per-device reading of the sample
+// (processes excluded), for checks that apply to all of them.
+func (s *Sample) Readings() []*Value {
+	out := []*Value{&s.GPUUtil, &s.EncoderUtil, &s.DecoderUtil, &s.MemUsed, &s.MemTotal, &s.MemUtil, &s.Power, &s.Energy,
+		&s.TempGPU, &s.TempMemory, &s.ClockSM, &s.ClockMemory, &s.LastXID, &s.GREngineActive, &s.SMActive, &s.SMOccupancy,
+		&s.TensorActive, &s.DRAMActive, &s.RemappedCorrectable, &s.RemappedUncorrectable, &s.RemapPending, &s.RemapFailed,
+		&s.RetirementPending}
+	for i := range s.ThrottleActive {
+		out = append(out, &s.ThrottleActive[i], &s.ThrottleTime[i])
+	}
+	for i := range s.Errors {
+		out = append(out, &s.Errors[i])
+	}
+	for i := range s.RetiredPages {
+		out = append(out, &s.RetiredPages[i])
+	}
+	for l := range s.LinkBytes {
+		for d := range s.LinkBytes[l] {
+			out = append(out, &s.LinkBytes[l][d], &s.LinkRate[l][d])
+		}
+	}
+	return out
+}
+
+// DropNonFinite marks readings that overflowed in unit conversion (or were
+// computed from such) as absent, and returns how many it dropped.
+func (s *Sample) DropNonFinite() int {
+	n := 0
+	for _, v := range s.Readings() {
+		if v.OK && (math.IsNaN(v.V) || math.IsInf(v.V, 0)) {
+			*v = Value{}
+			n++
+		}
+	}
+	return n
 }
