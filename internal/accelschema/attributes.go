@@ -61,6 +61,10 @@ const (
 	AttrWorkloadName       = "accelerator.workload.name"
 	AttrWorkloadType       = "accelerator.workload.type"
 	AttrJobID              = "accelerator.job.id"
+	// K8sPodLabelPrefix + <label key> carries an allowlisted pod label
+	// (registered as the pattern AttrK8sPodLabel).
+	K8sPodLabelPrefix = "k8s.pod.label."
+	AttrK8sPodLabel   = "k8s.pod.label.<key>"
 
 	// LLM serving.
 	AttrGenAIProviderName = "gen_ai.provider.name"
@@ -188,6 +192,7 @@ var Attributes = []AttributeDef{
 	{AttrTeam, "string", ScopeResource, nil, false, "Team that owns the workload (from a configurable label or annotation)."},
 	{AttrWorkloadName, "string", ScopeResource, nil, false, "Workload: label/annotation, else the top of the owner chain (Deployment, StatefulSet, Job, CronJob, LeaderWorkerSet, RayCluster, …), else the pod."},
 	{AttrWorkloadType, "string", ScopeResource, &EnumWorkloadType, false, "What the workload does; drives which cost findings apply."},
+	{AttrK8sPodLabel, "string", ScopeResource, nil, true, "A pod label, copied by the attributes processor when its key is in `pod_labels` (an allowlist, to keep cardinality bounded)."},
 	{AttrJobID, "string", ScopeResource, nil, false, "Batch job id from the static mapping file (Slurm, bare metal)."},
 	{AttrGenAIProviderName, "string", ScopeResource, &EnumInferenceServer, true, "Inference server kind."},
 	{AttrGenAIRequestModel, "string", ScopeResource, nil, true, "Served model name."},
