@@ -1,0 +1,385 @@
+// Package normalize maps the metrics of LLM inference servers (vLLM V1/V0,
+// SGLang, Triton, TGI, NIM) onto the accelerator schema's gen_ai.server.*
+// metrics: one point per (model, metric, attribute, source series), in
+// schema units, histograms with the source's own bucket bounds.
+//
+// It is a pure function of one scrape; start times, resets and aggregation
+// across source series are the cumulative package's job.
+package normalize // import "github.com/otelcol-accel/otelcol-accel/receiver/inferencereceiver/internal/normalize"
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/otelcol-accel/otelcol-accel/receiver/inferencereceiver/internal/promtext"
+)
+
+// Point is one source series mapped onto the schema.
+type Point struct {
+	Model     string
+	Metric    string
+	Kind      Kind
+	Agg       Agg
+	AttrKey   string // "" when the metric has no data point attribute
+	AttrValue string
+	// Source identifies the series within its (model, metric, attribute)
+	// group, from the labels the schema does not keep (vLLM engine, SGLang
+	// ranks, Triton model version); "" when there is only one.
+	Source string
+	Value  float64 // gauge or counter
+	Hist   Histogram
+	// Created is when the source series started, in Unix seconds, from its
+	// _created sample; 0 when the server does not say.
+	Created float64
+}
+
+// Histogram is an explicit-bucket histogram in OTLP form: Counts has one
+// more entry than Bounds (the last is the overflow bucket). A histogram with
+// no bounds has a single count (Triton's totals).
+type Histogram struct {
+	Bounds []float64
+	Counts []uint64
+	Count  uint64
+	Sum    float64
+	HasSum bool
+}
+
+// Result is the normalized content of one scrape.
+type Result struct {
+	Points []Point
+	// Matched counts the samples that fed an output; 0 means the target
+	// served no metrics of its kind.
+	Matched int
+	// Errors describes series that were dropped because they could not be
+	// read (at most MaxErrors); ErrorCount counts all of them.
+	Errors     []error
+	ErrorCount int
+}
+
+// MaxErrors bounds the errors one Result keeps.
+const MaxErrors = 16
+
+func (r *Result) addError(err error) {
+	r.ErrorCount++
+	if len(r.Errors) < MaxErrors {
+		r.Errors = append(r.Errors, err)
+	}
+}
+
+// Detect names the server kind whose metric names the samples carry most,
+// and whether any matched at all.
+func Detect(samples []promtext.Sample) (string, bool) {
+	best, bestCount := "", 0
+	for _, kind := range Kinds {
+		idx := indexes[kind]
+		n := 0
+		for i := range samples {
+			if _, ok := idx.bySample[samples[i].Name]; ok {
+				n++
+			}
+		}
+		if n > bestCount {
+			best, bestCount = kind, n
+		}
+	}
+	return best, bestCount > 0
+}
+
+type accKey struct {
+	model  string
+	outIdx int
+	rank   int
+	attr   string
+	source string
+}
+
+type bucket struct {
+	le, cum float64
+}
+
+type acc struct {
+	key      accKey
+	out      output
+	value    float64
+	hasValue bool
+	created  float64
+	buckets  []bucket
+	sum      float64
+	hasSum   bool
+	count    float64
+	hasCount bool
+	line     int
+}
+
+// Normalize maps one scrape of a server of the given kind. defaultModel
+// names the model when the server's samples carry no model label.
+func Normalize(kind string, samples []promtext.Sample, defaultModel string) Result {
+	var res Result
+	idx, ok := indexes[kind]
+	if !ok {
+		res.addError(fmt.Errorf("unknown server kind %q", kind))
+		return res
+	}
+	accs := map[accKey]*acc{}
+	var order []*acc
+	var keyBuf strings.Builder
+	for i := range samples {
+		s := &samples[i]
+		bindings := idx.bySample[s.Name]
+		if len(bindings) == 0 {
+			continue
+		}
+		res.Matched++
+		model := defaultModel
+		if idx.modelLabel != "" {
+			if m, ok := s.Label(idx.modelLabel); ok && m != "" {
+				model = m
+			}
+		}
+		for bi := range bindings {
+			b := &bindings[bi]
+			attr := b.out.attrValue
+			if b.attrLabel != "" {
+				attr, _ = s.Label(b.attrLabel)
+			}
+			key := accKey{
+				model:  model,
+				outIdx: b.outIdx,
+				rank:   b.rank,
+				attr:   attr,
+				source: sourceKey(&keyBuf, s.Labels, idx.modelLabel, b),
+			}
+			a := accs[key]
+			if a == nil {
+				a = &acc{key: key, out: b.out, line: s.Line}
+				accs[key] = a
+				order = append(order, a)
+			}
+			if err := a.add(b, s); err != nil {
+				res.addError(err)
+			}
+		}
+	}
+	if len(order) == 0 {
+		return res
+	}
+
+	// Of the families feeding one slot, keep only the most preferred one
+	// present for each model (V1 over V0 names; no double counting).
+	type slotKey struct{ model, slot string }
+	best := map[slotKey]int{}
+	for _, a := range order {
+		if !a.usable() {
+			continue
+		}
+		k := slotKey{a.key.model, a.out.slot()}
+		if r, ok := best[k]; !ok || a.key.rank < r {
+			best[k] = a.key.rank
+		}
+	}
+	res.Points = make([]Point, 0, len(order))
+	for _, a := range order {
+		if !a.usable() || best[slotKey{a.key.model, a.out.slot()}] != a.key.rank {
+			continue
+		}
+		p, err := a.point()
+		if err != nil {
+			res.addError(err)
+			continue
+		}
+		res.Points = append(res.Points, p)
+	}
+	return res
+}
+
+// sourceKey renders the labels that identify a source series within its
+// output: all but the model label, le, the attribute label and dropped ones.
+func sourceKey(buf *strings.Builder, labels []promtext.Label, modelLabel string, b *binding) string {
+	buf.Reset()
+	for _, l := range labels {
+		if l.Name == modelLabel || l.Name == "le" || l.Name == b.attrLabel || slices.Contains(b.drop, l.Name) {
+			continue
+		}
+		if buf.Len() > 0 {
+			buf.WriteByte(',')
+		}
+		buf.WriteString(l.Name)
+		buf.WriteString(`="`)
+		buf.WriteString(l.Value)
+		buf.WriteByte('"')
+	}
+	return buf.String()
+}
+
+func (a *acc) add(b *binding, s *promtext.Sample) error {
+	v := s.Value
+	switch b.part {
+	case partValue:
+		// Several samples add up when a dropped label split them
+		// (Triton failures by reason).
+		a.value += v / b.divisor
+		a.hasValue = true
+	case partCreated:
+		a.created = v
+	case partBucket:
+		leText, ok := s.Label("le")
+		if !ok {
+			return a.errorf(s, "bucket without an le label")
+		}
+		le, err := strconv.ParseFloat(leText, 64)
+		if err != nil || math.IsNaN(le) {
+			return a.errorf(s, "bucket bound le=%q is not a number", leText)
+		}
+		if !math.IsInf(le, 1) {
+			le /= b.divisor
+		}
+		a.buckets = append(a.buckets, bucket{le: le, cum: v})
+	case partSum:
+		a.sum += v / b.divisor
+		a.hasSum = true
+	case partCount:
+		a.count += v
+		a.hasCount = true
+	}
+	return nil
+}
+
+// usable reports whether the series carries a value to emit, as opposed to a
+// _created sample alone or a count without the totals it divides.
+func (a *acc) usable() bool {
+	switch a.out.kind {
+	case KindHistogram:
+		if len(a.buckets) == 0 {
+			return a.hasSum && a.hasCount
+		}
+		return true
+	default:
+		return a.hasValue
+	}
+}
+
+func (a *acc) errorf(s *promtext.Sample, format string, args ...any) error {
+	return fmt.Errorf("%s (line %d): %s", s.Name, s.Line, fmt.Sprintf(format, args...))
+}
+
+func (a *acc) dropf(format string, args ...any) error {
+	series := a.key.model
+	if a.key.source != "" {
+		series += " " + a.key.source
+	}
+	return fmt.Errorf("%s for model %q (from line %d) dropped: %s", a.out.metric, series, a.line, fmt.Sprintf(format, args...))
+}
+
+func (a *acc) point() (Point, error) {
+	p := Point{
+		Model:     a.key.model,
+		Metric:    a.out.metric,
+		Kind:      a.out.kind,
+		Agg:       a.out.agg,
+		AttrKey:   a.out.attrKey,
+		AttrValue: a.key.attr,
+		Source:    a.key.source,
+	}
+	if a.created > 0 && !math.IsInf(a.created, 0) {
+		p.Created = a.created
+	}
+	switch a.out.kind {
+	case KindGauge:
+		if math.IsNaN(a.value) || math.IsInf(a.value, 0) {
+			return p, a.dropf("value %v is not finite", a.value)
+		}
+		p.Value = a.value
+	case KindCounter:
+		if math.IsNaN(a.value) || math.IsInf(a.value, 0) || a.value < 0 {
+			return p, a.dropf("counter value %v is not a finite non-negative number", a.value)
+		}
+		p.Value = a.value
+	case KindHistogram:
+		h, err := a.histogram()
+		if err != nil {
+			return p, a.dropf("%v", err)
+		}
+		p.Hist = h
+	}
+	return p, nil
+}
+
+// histogram turns Prometheus cumulative buckets into OTLP per-bucket counts,
+// keeping the source's bounds.
+func (a *acc) histogram() (Histogram, error) {
+	var h Histogram
+	if a.hasSum {
+		if math.IsNaN(a.sum) || math.IsInf(a.sum, 0) {
+			return h, fmt.Errorf("sum %v is not finite", a.sum)
+		}
+		h.Sum, h.HasSum = a.sum, true
+	}
+	count := a.count
+	if len(a.buckets) == 0 {
+		if !validCount(count) {
+			return h, fmt.Errorf("count %v is not a finite non-negative number", count)
+		}
+		h.Count = uint64(math.Round(count))
+		h.Counts = []uint64{h.Count}
+		return h, nil
+	}
+	slices.SortFunc(a.buckets, func(x, y bucket) int {
+		switch {
+		case x.le < y.le:
+			return -1
+		case x.le > y.le:
+			return 1
+		}
+		return 0
+	})
+	finite := a.buckets
+	if last := a.buckets[len(a.buckets)-1]; math.IsInf(last.le, 1) {
+		finite = a.buckets[:len(a.buckets)-1]
+		if !a.hasCount {
+			count = last.cum
+		} else if last.cum != count {
+			return h, fmt.Errorf("le=\"+Inf\" bucket (%v) differs from _count (%v)", last.cum, count)
+		}
+	} else if !a.hasCount {
+		return h, fmt.Errorf("neither a +Inf bucket nor a _count")
+	}
+	if !validCount(count) {
+		return h, fmt.Errorf("count %v is not a finite non-negative number", count)
+	}
+	h.Bounds = make([]float64, len(finite))
+	h.Counts = make([]uint64, len(finite)+1)
+	prev := 0.0
+	for i, b := range finite {
+		if i > 0 && b.le == finite[i-1].le {
+			return Histogram{}, fmt.Errorf("bucket le=%v appears twice", b.le)
+		}
+		if !validCount(b.cum) {
+			return Histogram{}, fmt.Errorf("bucket le=%v count %v is not a finite non-negative number", b.le, b.cum)
+		}
+		if b.cum < prev {
+			return Histogram{}, fmt.Errorf("bucket le=%v count %v is below the previous bucket's %v", b.le, b.cum, prev)
+		}
+		h.Bounds[i] = b.le
+		h.Counts[i] = uint64(math.Round(b.cum - prev))
+		prev = b.cum
+	}
+	if count < prev {
+		return Histogram{}, fmt.Errorf("count %v is below the last bucket's %v", count, prev)
+	}
+	h.Counts[len(finite)] = uint64(math.Round(count - prev))
+	h.Count = uint64(math.Round(count))
+	// Rounding each bucket separately could drift from the total.
+	var total uint64
+	for _, c := range h.Counts {
+		total += c
+	}
+	h.Count = total
+	return h, nil
+}
+
+func validCount(v float64) bool {
+	return !math.IsNaN(v) && !math.IsInf(v, 0) && v >= 0 && v < 1<<63
+}

@@ -1,0 +1,224 @@
+package inferencereceiver // import "github.com/otelcol-accel/otelcol-accel/receiver/inferencereceiver"
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/receiver"
+	"go.uber.org/zap"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/otelcol-accel/otelcol-accel/receiver/inferencereceiver/internal/discovery"
+)
+
+type clientsetFunc func(discovery.APIConfig) (kubernetes.Interface, error)
+
+// keyKubernetes is the problem key of the Kubernetes API in health.
+const keyKubernetes = "kubernetes"
+
+// inferenceScraper scrapes every target once per collection interval, in
+// parallel, each with its own timeout, and emits what the healthy ones
+// served. Per-target failures are logged and reported as status here, not
+// returned: the scraper controller would log every returned error at every
+// interval, without limit.
+type inferenceScraper struct {
+	cfg    *Config
+	logger *zap.Logger
+	opts   options
+
+	client    *http.Client
+	userAgent string
+	emitter   emitter
+	health    *health
+	host      component.Host
+
+	watcher      *discovery.Watcher
+	watchStarted time.Time
+
+	static  []*target
+	targets map[string]*target // by id: static and discovered
+}
+
+func newScraper(cfg *Config, set receiver.Settings, opts options) *inferenceScraper {
+	return &inferenceScraper{
+		cfg:       cfg,
+		logger:    set.Logger,
+		opts:      opts,
+		userAgent: "otelcol-accel/" + set.BuildInfo.Version + " (inference receiver)",
+		emitter:   emitter{resourceAttrs: cfg.ResourceAttributes, scopeVersion: set.BuildInfo.Version},
+		health:    newHealth(set.Logger, cfg.ErrorLogInterval),
+		targets:   map[string]*target{},
+	}
+}
+
+func (s *inferenceScraper) start(ctx context.Context, host component.Host) error {
+	s.host = host
+	tlsCfg, err := s.cfg.TLS.LoadTLSConfig(ctx)
+	if err != nil {
+		return fmt.Errorf("inference receiver tls: %w", err)
+	}
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.TLSClientConfig = tlsCfg
+	transport.MaxIdleConnsPerHost = 2
+	s.client = &http.Client{Transport: transport}
+
+	for _, tc := range s.cfg.Targets {
+		u, err := tc.url()
+		if err != nil {
+			return err // Validate has already refused this.
+		}
+		timeout := tc.Timeout
+		if timeout == 0 {
+			timeout = s.cfg.ScrapeTimeout
+		}
+		t := newTarget("static/"+u.String(), u, tc.server(), tc.Model, tc.Operation, timeout, nil)
+		s.static = append(s.static, t)
+		s.targets[t.id] = t
+	}
+
+	if s.cfg.Discovery.Enabled {
+		client, err := s.opts.newClientset(s.cfg.Discovery.APIConfig)
+		if err != nil {
+			// Permanent: credentials or kubeconfig are wrong, and the
+			// user has to fix them.
+			return fmt.Errorf("inference receiver discovery: %w", err)
+		}
+		selector, _ := labels.Parse(s.cfg.Discovery.LabelSelector)
+		s.watcher = discovery.NewWatcher(client, discovery.Rules{
+			NodeName:           s.cfg.Discovery.NodeName,
+			Selector:           selector,
+			AnnotationPrefix:   s.cfg.Discovery.AnnotationPrefix,
+			PrometheusFallback: s.cfg.Discovery.PrometheusAnnotations,
+			ValidServer:        validServer,
+			DefaultServer:      s.cfg.Discovery.Server,
+			DefaultPort:        defaultPort,
+			DefaultPath:        defaultPath,
+		})
+		s.watcher.Start()
+		s.watchStarted = s.opts.now()
+	}
+	return nil
+}
+
+func (s *inferenceScraper) shutdown(context.Context) error {
+	if s.watcher != nil {
+		s.watcher.Stop()
+	}
+	if s.client != nil {
+		s.client.CloseIdleConnections()
+	}
+	return nil
+}
+
+func (s *inferenceScraper) scrape(ctx context.Context) (pmetric.Metrics, error) {
+	now := s.opts.now()
+	targets := s.refreshTargets(now)
+
+	results := make([]scrapeResult, len(targets))
+	var wg sync.WaitGroup
+	for i, t := range targets {
+		wg.Go(func() {
+			text, err := t.fetch(ctx, s.client, s.cfg.MaxResponseBytes, s.userAgent)
+			if err != nil {
+				results[i] = scrapeResult{err: err}
+				return
+			}
+			results[i] = t.process(text, now)
+		})
+	}
+	wg.Wait()
+
+	md := pmetric.NewMetrics()
+	for i, t := range targets {
+		r := results[i]
+		fields := targetFields(t)
+		if r.err != nil {
+			s.health.fail(t.id, t.describe(), r.err.Error(), now, fields...)
+			continue
+		}
+		s.health.ok(t.id, now)
+		if len(r.warnings) > 0 {
+			s.health.note(t.id, "input", now, "Skipped unreadable input from an inference server; the rest of its metrics were kept",
+				append(fields, zap.String("server", r.kind), zap.Int("problems", len(r.warnings)), zap.String("details", joinWarnings(r.warnings, 5)))...)
+		}
+		s.emitter.emit(md, t, r.kind, r.outputs)
+	}
+	s.health.report(s.host)
+	return md, nil
+}
+
+func targetFields(t *target) []zap.Field {
+	if t.pod == nil {
+		return nil
+	}
+	return []zap.Field{zap.String("k8s.namespace.name", t.pod.Namespace), zap.String("k8s.pod.name", t.pod.Name)}
+}
+
+// refreshTargets returns this interval's targets, sorted by id: the static
+// ones and the pods discovery currently sees. State of pods that went away
+// is dropped.
+func (s *inferenceScraper) refreshTargets(now time.Time) []*target {
+	if s.watcher == nil {
+		return s.static
+	}
+	if !s.watcher.Synced() {
+		if now.Sub(s.watchStarted) >= s.cfg.Discovery.SyncTimeout {
+			s.health.fail(keyKubernetes, "Kubernetes API", fmt.Sprintf("pods of node %s not listed within %s; discovered inference servers are not scraped until it answers (check auth_type, RBAC list/watch on pods, network)",
+				s.cfg.Discovery.NodeName, s.cfg.Discovery.SyncTimeout), now)
+		}
+		return s.static
+	}
+	s.health.ok(keyKubernetes, now)
+
+	found, errs := s.watcher.Targets()
+	for _, err := range errs {
+		key := "pod"
+		if pe, ok := err.(discovery.PodError); ok {
+			key = "pod/" + pe.Namespace + "/" + pe.Name
+		}
+		s.health.note(key, "discovery", now, "Inference pod selected but not scraped", zap.Error(err))
+	}
+	current := make(map[string]bool, len(found)+len(s.static))
+	out := append([]*target(nil), s.static...)
+	for _, t := range s.static {
+		current[t.id] = true
+	}
+	for _, d := range found {
+		current[d.ID] = true
+		t := s.targets[d.ID]
+		if t != nil && (t.url != d.Endpoint || t.server != d.Server || t.model != d.Model) {
+			// The pod's annotations changed: start over.
+			t = nil
+			s.health.forget(d.ID)
+		}
+		if t == nil {
+			u, err := url.Parse(d.Endpoint)
+			if err != nil {
+				s.health.note(d.ID, "discovery", now, "Inference pod has an unusable endpoint", zap.String("endpoint", d.Endpoint), zap.Error(err))
+				continue
+			}
+			operation := s.cfg.Discovery.Operation
+			pod := d.Pod
+			t = newTarget(d.ID, u, d.Server, d.Model, operation, s.cfg.ScrapeTimeout, &pod)
+			s.targets[d.ID] = t
+		}
+		out = append(out, t)
+	}
+	for id := range s.targets {
+		if !current[id] {
+			delete(s.targets, id)
+			s.health.forget(id)
+		}
+	}
+	slices.SortFunc(out, func(a, b *target) int { return strings.Compare(a.id, b.id) })
+	return out
+}

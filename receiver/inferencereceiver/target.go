@@ -1,0 +1,203 @@
+package inferencereceiver // import "github.com/otelcol-accel/otelcol-accel/receiver/inferencereceiver"
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/otelcol-accel/otelcol-accel/receiver/inferencereceiver/internal/cumulative"
+	"github.com/otelcol-accel/otelcol-accel/receiver/inferencereceiver/internal/discovery"
+	"github.com/otelcol-accel/otelcol-accel/receiver/inferencereceiver/internal/normalize"
+	"github.com/otelcol-accel/otelcol-accel/receiver/inferencereceiver/internal/promtext"
+)
+
+// target is one inference server and what the receiver remembers of it
+// between scrapes.
+type target struct {
+	id        string
+	url       string
+	server    string // configured kind, or auto
+	model     string
+	operation string
+	timeout   time.Duration
+	address   string
+	port      int64
+	pod       *discovery.Pod
+
+	detected string // kind found by auto-detection
+	tracker  *cumulative.Tracker
+}
+
+func newTarget(id string, u *url.URL, server, model, operation string, timeout time.Duration, pod *discovery.Pod) *target {
+	port := int64(80)
+	if u.Scheme == "https" {
+		port = 443
+	}
+	if p, err := strconv.ParseInt(u.Port(), 10, 64); err == nil {
+		port = p
+	}
+	if operation == "" {
+		operation = defaultOperation
+	}
+	return &target{
+		id:        id,
+		url:       u.String(),
+		server:    server,
+		model:     model,
+		operation: operation,
+		timeout:   timeout,
+		address:   u.Hostname(),
+		port:      port,
+		pod:       pod,
+		tracker:   cumulative.New(),
+	}
+}
+
+// describe names the target in logs and status: its URL, and its pod.
+func (t *target) describe() string {
+	if t.pod != nil {
+		return t.url + " (pod " + t.pod.Namespace + "/" + t.pod.Name + ")"
+	}
+	return t.url
+}
+
+// scrapeResult is what one target's scrape produced.
+type scrapeResult struct {
+	kind    string
+	outputs []cumulative.Output
+	// err is set when the target gave nothing usable: the target is down.
+	err error
+	// warnings describe input that was skipped while the rest was kept.
+	warnings []string
+	points   int
+}
+
+// fetchError is a failed scrape, with the reason in words.
+type fetchError struct{ reason string }
+
+func (e *fetchError) Error() string { return e.reason }
+
+func failf(format string, args ...any) *fetchError {
+	return &fetchError{reason: fmt.Sprintf(format, args...)}
+}
+
+const acceptHeader = "text/plain;version=0.0.4;q=1,application/openmetrics-text;version=1.0.0;q=0.5,*/*;q=0.1"
+
+// fetch gets the target's exposition text.
+func (t *target) fetch(ctx context.Context, client *http.Client, maxBytes int64, userAgent string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, t.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.url, nil)
+	if err != nil {
+		return "", failf("bad request: %v", err)
+	}
+	req.Header.Set("Accept", acceptHeader)
+	req.Header.Set("User-Agent", userAgent)
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", failf("unreachable: %s", describeNetError(err, t.timeout))
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		// Drain a little so the connection can be reused.
+		_, _ = io.CopyN(io.Discard, resp.Body, 4096)
+		return "", failf("answered HTTP %s instead of metrics", resp.Status)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBytes+1))
+	if err != nil {
+		return "", failf("response cut off after %d bytes: %s", len(body), describeNetError(err, t.timeout))
+	}
+	if int64(len(body)) > maxBytes {
+		return "", failf("response larger than max_response_bytes (%d)", maxBytes)
+	}
+	return string(body), nil
+}
+
+func describeNetError(err error, timeout time.Duration) string {
+	var ne net.Error
+	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
+		return fmt.Sprintf("no answer within %s (scrape_timeout)", timeout)
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Err != nil {
+		return oe.Op + ": " + oe.Err.Error()
+	}
+	return err.Error()
+}
+
+// process reads one scrape's text and folds it into the target's series.
+func (t *target) process(text string, now time.Time) scrapeResult {
+	var res scrapeResult
+	doc := promtext.Parse(text)
+	for _, e := range doc.Errors {
+		res.warnings = append(res.warnings, e.Error())
+	}
+	if doc.ErrorCount > len(doc.Errors) {
+		res.warnings = append(res.warnings, fmt.Sprintf("… and %d more unreadable lines", doc.ErrorCount-len(doc.Errors)))
+	}
+	if len(doc.Samples) == 0 {
+		reason := fmt.Sprintf("answered without Prometheus metrics (%d lines, no sample readable)", doc.Lines)
+		if len(doc.Errors) > 0 {
+			reason += "; first problem: " + doc.Errors[0].Error()
+		}
+		res.err = failf("%s", reason)
+		return res
+	}
+
+	kind := t.server
+	if kind == ServerAuto {
+		if t.detected == "" {
+			k, ok := normalize.Detect(doc.Samples)
+			if !ok {
+				res.err = failf("serves %d samples but none an inference server exposes (vllm:, sglang:, nv_inference_, tgi_ or NIM names); set server: if it is one", len(doc.Samples))
+				return res
+			}
+			t.detected = k
+		}
+		kind = t.detected
+	}
+	res.kind = kind
+
+	norm := normalize.Normalize(kind, doc.Samples, t.model)
+	if norm.Matched == 0 {
+		if t.server == ServerAuto {
+			// The server behind the endpoint changed; detect again
+			// next time and start its series afresh.
+			t.detected = ""
+			t.tracker = cumulative.New()
+		}
+		res.err = failf("serves %d samples but none of %s's metrics", len(doc.Samples), kind)
+		return res
+	}
+	for _, e := range norm.Errors {
+		res.warnings = append(res.warnings, e.Error())
+	}
+	if norm.ErrorCount > len(norm.Errors) {
+		res.warnings = append(res.warnings, fmt.Sprintf("… and %d more series dropped", norm.ErrorCount-len(norm.Errors)))
+	}
+	outs, errs := t.tracker.Update(now, norm.Points)
+	for _, e := range errs {
+		res.warnings = append(res.warnings, e.Error())
+	}
+	res.outputs = deriveHitRatios(outs, now)
+	res.points = len(res.outputs)
+	return res
+}
+
+func joinWarnings(ws []string, max int) string {
+	if len(ws) > max {
+		ws = append(ws[:max:max], fmt.Sprintf("… (%d in all)", len(ws)))
+	}
+	return strings.Join(ws, "; ")
+}
