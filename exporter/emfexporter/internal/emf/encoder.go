@@ -22,6 +22,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/otelcol-accel/otelcol-accel/exporter/emfexporter/internal/attrhash"
+	"github.com/otelcol-accel/otelcol-accel/exporter/emfexporter/internal/jsonw"
 )
 
 // Encoder turns metrics into EMF events. It is safe for concurrent use.
@@ -447,7 +448,7 @@ func (e *Encoder) encodeEvent(sc *scratch, b []byte, res *resource, g *group, me
 		}
 		first = false
 		b = append(b, `{"Namespace":`...)
-		b = AppendString(b, e.opts.Namespace)
+		b = jsonw.String(b, e.opts.Namespace)
 		b = append(b, `,"Dimensions":[`...)
 		for si, s := range d.sets {
 			if si > 0 {
@@ -458,7 +459,7 @@ func (e *Encoder) encodeEvent(sc *scratch, b []byte, res *resource, g *group, me
 				if ni > 0 {
 					b = append(b, ',')
 				}
-				b = AppendString(b, n)
+				b = jsonw.String(b, n)
 				if !slices.Contains(dimNames, n) {
 					dimNames = append(dimNames, n)
 				}
@@ -472,9 +473,9 @@ func (e *Encoder) encodeEvent(sc *scratch, b []byte, res *resource, g *group, me
 			}
 			info := members[i].info
 			b = append(b, `{"Name":`...)
-			b = AppendString(b, info.name)
+			b = jsonw.String(b, info.name)
 			b = append(b, `,"Unit":`...)
-			b = AppendString(b, info.unit)
+			b = jsonw.String(b, info.unit)
 			b = append(b, `,"StorageResolution":`...)
 			b = strconv.AppendInt(b, int64(info.resolution), 10)
 			b = append(b, '}')
@@ -488,9 +489,9 @@ func (e *Encoder) encodeEvent(sc *scratch, b []byte, res *resource, g *group, me
 	for _, n := range dimNames {
 		v, _ := e.dimValue(g, res, n)
 		b = append(b, ',')
-		b = AppendString(b, n)
+		b = jsonw.String(b, n)
 		b = append(b, ':')
-		b = AppendString(b, v)
+		b = jsonw.String(b, v)
 		sc.written[n] = struct{}{}
 	}
 	if withAttrs {
@@ -499,7 +500,7 @@ func (e *Encoder) encodeEvent(sc *scratch, b []byte, res *resource, g *group, me
 	}
 	for _, m := range members {
 		b = append(b, ',')
-		b = AppendString(b, m.info.name)
+		b = jsonw.String(b, m.info.name)
 		b = append(b, ':')
 		b = appendValue(b, m)
 	}
@@ -516,9 +517,9 @@ func appendFields(b []byte, fields []field, sc *scratch) []byte {
 		}
 		sc.written[f.key] = struct{}{}
 		b = append(b, ',')
-		b = AppendString(b, f.key)
+		b = jsonw.String(b, f.key)
 		b = append(b, ':')
-		b = AppendString(b, f.val)
+		b = jsonw.String(b, f.val)
 	}
 	return b
 }
@@ -534,30 +535,30 @@ func appendValue(b []byte, m member) []byte {
 				if i > 0 {
 					b = append(b, ',')
 				}
-				b = AppendFloat(b, v)
+				b = jsonw.Float(b, v)
 			}
 			b = append(b, `],"Counts":[`...)
 			for i, c := range d.Counts {
 				if i > 0 {
 					b = append(b, ',')
 				}
-				b = AppendFloat(b, c)
+				b = jsonw.Float(b, c)
 			}
 			b = append(b, "],"...)
 		}
 		b = append(b, `"Max":`...)
-		b = AppendFloat(b, d.Max)
+		b = jsonw.Float(b, d.Max)
 		b = append(b, `,"Min":`...)
-		b = AppendFloat(b, d.Min)
+		b = jsonw.Float(b, d.Min)
 		b = append(b, `,"Count":`...)
-		b = AppendFloat(b, d.Count)
+		b = jsonw.Float(b, d.Count)
 		b = append(b, `,"Sum":`...)
-		b = AppendFloat(b, d.Sum)
+		b = jsonw.Float(b, d.Sum)
 		return append(b, '}')
 	case m.isInt:
 		return strconv.AppendInt(b, m.ival, 10)
 	default:
-		return AppendFloat(b, m.fval)
+		return jsonw.Float(b, m.fval)
 	}
 }
 
@@ -607,7 +608,7 @@ func (e *Encoder) dimValue(g *group, res *resource, name string) (string, bool) 
 		v = lookup(g.attrs, res.attrs, name)
 	}
 	if len(v) > MaxDimensionValueBytes {
-		v = TruncateUTF8(v, MaxDimensionValueBytes)
+		v = jsonw.TruncateUTF8(v, MaxDimensionValueBytes)
 		g.truncated++
 	}
 	g.dimVals[name] = v

@@ -1,4 +1,6 @@
-package emf
+// Package jsonw appends JSON values to byte slices without reflection, for
+// the encoders' hot paths.
+package jsonw
 
 import (
 	"math"
@@ -8,10 +10,10 @@ import (
 
 const hexDigits = "0123456789abcdef"
 
-// AppendString appends s as a JSON string. Invalid UTF-8 becomes U+FFFD, so
+// String appends s as a JSON string. Invalid UTF-8 becomes U+FFFD, so
 // the message CloudWatch receives is always valid UTF-8 and its byte count
 // (which the PutLogEvents limits are measured in) is what we computed.
-func AppendString(b []byte, s string) []byte {
+func String(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -61,9 +63,9 @@ func AppendString(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// AppendFloat appends a finite float as a JSON number, in the shortest form
+// Float appends a finite float as a JSON number, in the shortest form
 // that reads back to the same value. Callers reject NaN and infinities first.
-func AppendFloat(b []byte, f float64) []byte {
+func Float(b []byte, f float64) []byte {
 	if f == math.Trunc(f) && math.Abs(f) < 1e15 {
 		return strconv.AppendInt(b, int64(f), 10)
 	}

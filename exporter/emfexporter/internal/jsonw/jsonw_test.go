@@ -1,0 +1,51 @@
+package jsonw
+
+import (
+	"encoding/json"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestStringRoundTrips(t *testing.T) {
+	for _, s := range []string{"", "plain", `quote " and \ backslash`, "tab\tnew\nline\r", "\x00\x1f", "é漢字🙂", "\u2028\u2029", "bad \xff utf8"} {
+		b := String(nil, s)
+		var back string
+		require.NoError(t, json.Unmarshal(b, &back), "%q → %s", s, b)
+		want := s
+		if s == "bad \xff utf8" {
+			want = "bad \ufffd utf8"
+		}
+		assert.Equal(t, want, back)
+	}
+}
+
+func TestFloat(t *testing.T) {
+	for _, f := range []float64{0, 1, -1, 0.5, 1e-7, 123456789012345678, 1e21, -3.25e-300, math.MaxFloat64, 0.1 + 0.2} {
+		b := Float(nil, f)
+		var back float64
+		require.NoError(t, json.Unmarshal(b, &back), "%v → %s", f, b)
+		assert.Equal(t, f, back, "%s", b)
+	}
+	assert.Equal(t, "42", string(Float(nil, 42)))
+}
+
+func TestTruncateUTF8(t *testing.T) {
+	assert.Equal(t, "é", TruncateUTF8("éé", 3))
+	assert.Equal(t, "ab", TruncateUTF8("ab", 5))
+}
+
+func FuzzString(f *testing.F) {
+	for _, s := range []string{"", "a\"b", "\xff\xfe", "\u2028"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		b := String(nil, s)
+		var back string
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatalf("%q encoded as invalid JSON %s: %v", s, b, err)
+		}
+	})
+}
