@@ -1,0 +1,213 @@
+package index
+
+import (
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
+
+	"github.com/otelcol-accel/otelcol-accel/internal/accelschema"
+)
+
+// draClaims attributes devices allocated through DRA ResourceClaims: the
+// claim's allocation results name driver/pool/device, the node's
+// ResourceSlices say which GPU (uuid, parentUUID, profile) that is, and the
+// claim's reservedFor says which pods share it.
+func (b *builder) draClaims() {
+	users := b.kubeletClaimUsers()
+	k := b.in.Kube
+	if k == nil || !k.DRA {
+		// The kubelet names DRA devices, but without slices nothing says
+		// which GPU they are: a device nobody seems to hold may be one of them.
+		for driver := range users.drivers {
+			b.markUnresolved(driver)
+		}
+		return
+	}
+	devices := map[string]*resourcev1.Device{}
+	for _, s := range k.Slices {
+		for i := range s.Spec.Devices {
+			d := &s.Spec.Devices[i]
+			devices[s.Spec.Driver+"/"+s.Spec.Pool.Name+"/"+d.Name] = d
+		}
+	}
+	podsByUID := map[string]*corev1.Pod{}
+	for _, p := range k.Pods {
+		podsByUID[string(p.UID)] = p
+	}
+	for _, c := range k.Claims {
+		alloc := c.Status.Allocation
+		if alloc == nil {
+			continue
+		}
+		var pods []*corev1.Pod
+		for _, ref := range c.Status.ReservedFor {
+			if ref.Resource == "pods" && ref.APIGroup == "" {
+				if p, ok := podsByUID[string(ref.UID)]; ok {
+					pods = append(pods, p)
+				}
+			}
+		}
+		if len(pods) == 0 {
+			continue // not used on this node
+		}
+		for _, res := range alloc.Devices.Results {
+			if res.AdminAccess != nil && *res.AdminAccess {
+				continue // monitoring access: no one's workload, no share
+			}
+			dev := devices[res.Driver+"/"+res.Pool+"/"+res.Device]
+			if dev == nil {
+				b.markUnresolved(res.Driver)
+				continue
+			}
+			uuid := attrString(dev, res.Driver, "uuid")
+			if uuid == "" {
+				continue // not a GPU (a compute-domain channel, a NIC)
+			}
+			if isMIGUUID(uuid) {
+				if _, ok := b.migPosition(uuid); !ok {
+					b.ix.unresolvedMIG = true
+				}
+			}
+			fraction := 1.0
+			if res.ShareID != nil {
+				fraction = consumedFraction(res, dev)
+			}
+			partID := res.Driver + "/" + res.Pool + "/" + res.Device
+			extra := []KV{
+				Str(accelschema.AttrDRADriver, res.Driver),
+				Str(accelschema.AttrDRAPool, res.Pool),
+				Str(accelschema.AttrDRADevice, res.Device),
+				Str(accelschema.AttrDRAClaimName, c.Name),
+			}
+			if res.ShareID != nil {
+				partID += "/" + string(*res.ShareID)
+				extra = append(extra, Str(accelschema.AttrDRAShareID, string(*res.ShareID)))
+			}
+			if p := attrString(dev, res.Driver, "profile"); p != "" {
+				extra = append(extra, Str(accelschema.AttrPartitionProfile, p))
+			}
+			for _, pod := range pods {
+				containers := users.containers(c.Namespace, c.Name, pod)
+				w := fraction / float64(len(pods)) / float64(len(containers))
+				for _, ctr := range containers {
+					b.add(&claim{
+						consumer: b.k8sConsumer(pod.Namespace, pod.Name, ctr),
+						key:      uuid, source: srcKubernetes, mode: accelschema.PartitionDRA,
+						weight: w, extra: extra, partID: partID, maxRep: -1,
+					})
+				}
+			}
+		}
+	}
+}
+
+func (b *builder) markUnresolved(driver string) {
+	switch {
+	case strings.Contains(driver, "neuron"):
+		b.ix.unresolvedNeuron = true
+	case strings.Contains(driver, "nvidia"):
+		b.ix.unresolvedNVIDIA = true
+	}
+}
+
+// attrString reads a device attribute by its short name or its name
+// qualified with the driver's domain.
+func attrString(d *resourcev1.Device, driver, name string) string {
+	for _, k := range []resourcev1.QualifiedName{resourcev1.QualifiedName(name), resourcev1.QualifiedName(driver + "/" + name)} {
+		if a, ok := d.Attributes[k]; ok && a.StringValue != nil {
+			return *a.StringValue
+		}
+	}
+	return ""
+}
+
+// consumedFraction is the largest share of any capacity the allocation
+// consumes (memory, multiprocessors…), as for MIG profiles: what one share
+// takes of the scarcest resource is what it denies the others. 1 when the
+// result does not say.
+func consumedFraction(res resourcev1.DeviceRequestAllocationResult, dev *resourcev1.Device) float64 {
+	best := 0.0
+	for name, used := range res.ConsumedCapacity {
+		capacity, ok := dev.Capacity[name]
+		if !ok {
+			continue
+		}
+		total := capacity.Value.AsApproximateFloat64()
+		if total <= 0 {
+			continue
+		}
+		best = max(best, used.AsApproximateFloat64()/total)
+	}
+	if best <= 0 {
+		return 1
+	}
+	return min(best, 1)
+}
+
+// claimUsers is which containers use which claim, from PodResources.
+type claimUsers struct {
+	byClaim map[string]map[string][]string // ns/claim → pod name → containers
+	drivers map[string]bool
+}
+
+func (b *builder) kubeletClaimUsers() claimUsers {
+	u := claimUsers{byClaim: map[string]map[string][]string{}, drivers: map[string]bool{}}
+	if !b.in.PodResourcesOK {
+		return u
+	}
+	for _, p := range b.in.PodResources {
+		for _, c := range p.Containers {
+			for _, cl := range c.Claims {
+				ns := cl.Namespace
+				if ns == "" {
+					ns = p.Namespace
+				}
+				key := ns + "/" + cl.Name
+				if u.byClaim[key] == nil {
+					u.byClaim[key] = map[string][]string{}
+				}
+				u.byClaim[key][p.Name] = append(u.byClaim[key][p.Name], c.Name)
+				for _, d := range cl.Devices {
+					u.drivers[d.Driver] = true
+				}
+			}
+		}
+	}
+	return u
+}
+
+// containers returns the containers of pod that use the claim: from
+// PodResources when it reports dynamic resources, else from the pod spec,
+// else [""] (the pod as a whole).
+func (u claimUsers) containers(ns, claimName string, pod *corev1.Pod) []string {
+	if cs := u.byClaim[ns+"/"+claimName][pod.Name]; len(cs) > 0 {
+		return cs
+	}
+	podClaim := ""
+	for _, rc := range pod.Spec.ResourceClaims {
+		if rc.ResourceClaimName != nil && *rc.ResourceClaimName == claimName {
+			podClaim = rc.Name
+		}
+	}
+	for _, st := range pod.Status.ResourceClaimStatuses {
+		if st.ResourceClaimName != nil && *st.ResourceClaimName == claimName {
+			podClaim = st.Name
+		}
+	}
+	var out []string
+	if podClaim != "" {
+		for _, c := range pod.Spec.Containers {
+			for _, rc := range c.Resources.Claims {
+				if rc.Name == podClaim {
+					out = append(out, c.Name)
+					break
+				}
+			}
+		}
+	}
+	if len(out) == 0 {
+		return []string{""}
+	}
+	return out
+}

@@ -1,0 +1,240 @@
+// Package index turns what the sources say (PodResources, the Kubernetes
+// API, DRA claims, ECS, a mapping file) into one immutable lookup table:
+// device key → who holds it, with which share and partition identity.
+//
+// It is built on every refresh (O(devices + pods)) and read without locks
+// on every batch: resolving a resource costs a few map lookups, never work
+// per data point.
+package index
+
+import (
+	"strconv"
+)
+
+// KV is one resource attribute to set: a string, or a double when IsDouble.
+type KV struct {
+	Key      string
+	Str      string
+	Double   float64
+	IsDouble bool
+}
+
+// Str builds a string KV.
+func Str(k, v string) KV { return KV{Key: k, Str: v} }
+
+// Consumer is one holder of (part of) a device: a pod's container, an ECS
+// container, or a job from the mapping file.
+type Consumer struct {
+	// ID is stable across refreshes: k8s/<ns>/<pod>/<container>, ecs/<id>, static/<line>.
+	ID string
+	// PodUID and ContainerIDs route per-process data points (pid → cgroup →
+	// pod UID or container id) to this consumer's copy.
+	PodUID       string
+	ContainerIDs []string
+	Attrs        []KV
+}
+
+// Copy is one output resource of a device.
+type Copy struct {
+	// Consumer is nil for the unallocated remainder.
+	Consumer *Consumer
+	// Share is relative to the resource's own accelerator.partition.share
+	// (1 for a whole device, the MIG profile share for a MIG device).
+	Share float64
+	// PartitionType replaces the receiver's when not empty.
+	PartitionType string
+	PartitionID   string
+	// Extra attributes of this holding (DRA driver, pool, device, claim).
+	Extra []KV
+}
+
+// Entry says who holds one device or partition.
+type Entry struct {
+	// Copies lists the holders, then the unallocated remainder if any.
+	// Empty when nobody holds the device.
+	Copies []Copy
+	// InPlace: one holder has all of it; the resource is enriched in place.
+	InPlace bool
+	// State is accelerator.allocation.state.
+	State string
+}
+
+// Shared reports whether the device's resource must be copied per holder.
+func (e *Entry) Shared() bool { return !e.InPlace && len(e.Copies) > 0 }
+
+// Pod is what is known about one pod: for inference resources (which carry
+// the pod, not a device), for validating dcgm-exporter's pod hints, and for
+// routing pids.
+type Pod struct {
+	UID       string
+	Namespace string
+	Name      string
+	// Attrs are the pod-level attributes (no container).
+	Attrs []KV
+}
+
+// Identity is what a resource says about the device it describes.
+type Identity struct {
+	HWID        string
+	Parent      string
+	Kind        string
+	GI          int // MIG GPU-instance id, -1 if none
+	DeviceIndex int // -1 if none
+	CoreIndex   int // NeuronCore index, -1 if none
+}
+
+// Index is one immutable lookup table.
+type Index struct {
+	entries    map[string]*Entry
+	podsByUID  map[string]*Pod
+	podsByName map[string]*Pod
+
+	// NodeAttrs go on every device and inference resource (insert if absent).
+	NodeAttrs []KV
+	// authoritative: every enabled device source answered on its last
+	// refresh, so a device nobody holds is unallocated rather than unknown.
+	authoritative bool
+	// unresolved: some holdings could not be tied to a device key (a MIG
+	// UUID with no known position, a DRA device with no slice), so a miss
+	// for a device of that kind proves nothing.
+	unresolvedMIG    bool
+	unresolvedNVIDIA bool
+	unresolvedNeuron bool
+	// knownPods are pods PodResources or the API say run on this node (ns/name).
+	knownPods     map[string]bool
+	podsAuthority bool
+
+	Stats Stats
+}
+
+// Stats describe what the index holds, for logs and tests.
+type Stats struct {
+	Devices, Consumers, Pods int
+}
+
+// Empty is an index that knows nothing: every resource passes through.
+func Empty() *Index {
+	return &Index{entries: map[string]*Entry{}, podsByUID: map[string]*Pod{}, podsByName: map[string]*Pod{}, knownPods: map[string]bool{}}
+}
+
+// Outcome of a device lookup.
+type Outcome uint8
+
+const (
+	// Unknown: nothing can be said; leave the resource as it is.
+	Unknown Outcome = iota
+	// Held: the returned entry says who.
+	Held
+	// Unallocated: the sources are complete and nobody holds the device.
+	Unallocated
+	// Derived: a MIG-enabled GPU; Entry.State comes from its instances.
+	Derived
+)
+
+// Lookup finds the entry for a device resource.
+func (ix *Index) Lookup(id Identity) (*Entry, Outcome) {
+	for _, k := range keysOf(id) {
+		if e, ok := ix.entries[k]; ok {
+			if len(e.Copies) == 0 {
+				if e.State == "" {
+					continue
+				}
+				return e, Derived
+			}
+			return e, Held
+		}
+	}
+	if !ix.authoritative || id.HWID == "" {
+		return nil, Unknown
+	}
+	switch {
+	case id.Kind == kindNeuron && ix.unresolvedNeuron:
+		return nil, Unknown
+	case id.Kind != kindNeuron && ix.unresolvedNVIDIA:
+		return nil, Unknown
+	case id.Kind != kindNeuron && ix.unresolvedMIG && (id.GI >= 0 || id.Parent != ""):
+		return nil, Unknown
+	}
+	return nil, Unallocated
+}
+
+// Known reports whether the device has an entry at all (held, or known to
+// be a MIG parent); false means a refresh might learn something.
+func (ix *Index) Known(id Identity) bool {
+	for _, k := range keysOf(id) {
+		if _, ok := ix.entries[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// PodByUID finds a pod.
+func (ix *Index) PodByUID(uid string) (*Pod, bool) {
+	p, ok := ix.podsByUID[uid]
+	return p, ok
+}
+
+// PodByName finds a pod by namespace and name.
+func (ix *Index) PodByName(namespace, name string) (*Pod, bool) {
+	p, ok := ix.podsByName[namespace+"/"+name]
+	return p, ok
+}
+
+// PodOnNode says whether ns/name runs on this node; ok is false when the
+// sources cannot tell (so a hint can be neither confirmed nor refuted).
+func (ix *Index) PodOnNode(namespace, name string) (onNode, ok bool) {
+	if !ix.podsAuthority {
+		return false, false
+	}
+	return ix.knownPods[namespace+"/"+name], true
+}
+
+const (
+	kindNeuron = "aws_neuron"
+)
+
+// Key forms. UUIDs, MIG positions (<parent>/gi<N>, the dcgm-exporter hw.id)
+// and raw ids are used as they are.
+func idxKey(i int) string         { return "idx:" + strconv.Itoa(i) }
+func idxGIKey(i, gi int) string   { return "idx:" + strconv.Itoa(i) + "/gi" + strconv.Itoa(gi) }
+func posKey(parent string, gi int) string {
+	return parent + "/gi" + strconv.Itoa(gi)
+}
+func neuronKey(i int) string     { return "neuron:" + strconv.Itoa(i) }
+func neuronCoreKey(g int) string { return "neuroncore:" + strconv.Itoa(g) }
+
+// keysOf lists the keys a resource can be found under, most specific first.
+func keysOf(id Identity) []string {
+	keys := make([]string, 0, 4)
+	if id.Kind == kindNeuron {
+		// A core is looked up as a core only: a device whose cores are split
+		// among pods has an entry of its own that must not match its cores.
+		// Cores of a device held whole get entries at build time.
+		if id.CoreIndex >= 0 {
+			return append(keys, neuronCoreKey(id.CoreIndex))
+		}
+		if id.DeviceIndex >= 0 {
+			keys = append(keys, neuronKey(id.DeviceIndex))
+		}
+		if id.HWID != "" {
+			keys = append(keys, id.HWID)
+		}
+		return keys
+	}
+	if id.HWID != "" {
+		keys = append(keys, id.HWID)
+	}
+	if id.Parent != "" && id.GI >= 0 {
+		keys = append(keys, posKey(id.Parent, id.GI))
+	}
+	if id.DeviceIndex >= 0 {
+		switch {
+		case id.GI >= 0:
+			keys = append(keys, idxGIKey(id.DeviceIndex, id.GI))
+		case id.Parent == "":
+			keys = append(keys, idxKey(id.DeviceIndex))
+		}
+	}
+	return keys
+}
