@@ -196,8 +196,8 @@ const (
 
 // Key forms. UUIDs, MIG positions (<parent>/gi<N>, the dcgm-exporter hw.id)
 // and raw ids are used as they are.
-func idxKey(i int) string         { return "idx:" + strconv.Itoa(i) }
-func idxGIKey(i, gi int) string   { return "idx:" + strconv.Itoa(i) + "/gi" + strconv.Itoa(gi) }
+func idxKey(i int) string       { return "idx:" + strconv.Itoa(i) }
+func idxGIKey(i, gi int) string { return "idx:" + strconv.Itoa(i) + "/gi" + strconv.Itoa(gi) }
 func posKey(parent string, gi int) string {
 	return parent + "/gi" + strconv.Itoa(gi)
 }

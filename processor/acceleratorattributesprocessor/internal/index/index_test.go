@@ -266,7 +266,7 @@ func TestDRA(t *testing.T) {
 	uid := func(s string) *types.UID { u := types.UID(s); return &u }
 	p1 := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p1", Namespace: "ml", UID: "u1"}, Spec: corev1.PodSpec{NodeName: node,
 		ResourceClaims: []corev1.PodResourceClaim{{Name: "gpu", ResourceClaimName: strp("shared")}},
-		Containers: []corev1.Container{{Name: "a", Resources: corev1.ResourceRequirements{Claims: []corev1.ResourceClaim{{Name: "gpu"}}}}, {Name: "sidecar"}}}}
+		Containers:     []corev1.Container{{Name: "a", Resources: corev1.ResourceRequirements{Claims: []corev1.ResourceClaim{{Name: "gpu"}}}}, {Name: "sidecar"}}}}
 	p2 := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p2", Namespace: "ml", UID: "u2"}, Spec: corev1.PodSpec{NodeName: node}}
 	p3 := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p3", Namespace: "ml", UID: "u3"}, Spec: corev1.PodSpec{NodeName: node}}
 	slice := &resourcev1.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: "s"}, Spec: resourcev1.ResourceSliceSpec{

@@ -31,7 +31,9 @@ func withMIG(t *testing.T) (*dgxa100.Server, *int) {
 		}
 		return byUUID(uuid)
 	}
-	server.ErrorStringFunc = func(r nvml.Return) string { return "ERROR_" + map[nvml.Return]string{nvml.ERROR_INVALID_ARGUMENT: "INVALID_ARGUMENT", nvml.ERROR_LIBRARY_NOT_FOUND: "LIBRARY_NOT_FOUND"}[r] }
+	server.ErrorStringFunc = func(r nvml.Return) string {
+		return "ERROR_" + map[nvml.Return]string{nvml.ERROR_INVALID_ARGUMENT: "INVALID_ARGUMENT", nvml.ERROR_LIBRARY_NOT_FOUND: "LIBRARY_NOT_FOUND"}[r]
+	}
 	return server, &lookups
 }
 

@@ -42,13 +42,17 @@ func (l *Logger) SetClock(now func() time.Time) { l.now = now }
 func (l *Logger) Warn(key, msg string, fields ...zap.Field) { l.emit(zap.WarnLevel, key, msg, fields) }
 
 // Error is Warn at error level.
-func (l *Logger) Error(key, msg string, fields ...zap.Field) { l.emit(zap.ErrorLevel, key, msg, fields) }
+func (l *Logger) Error(key, msg string, fields ...zap.Field) {
+	l.emit(zap.ErrorLevel, key, msg, fields)
+}
 
 // Info is Warn at info level.
 func (l *Logger) Info(key, msg string, fields ...zap.Field) { l.emit(zap.InfoLevel, key, msg, fields) }
 
 // Debug is Warn at debug level.
-func (l *Logger) Debug(key, msg string, fields ...zap.Field) { l.emit(zap.DebugLevel, key, msg, fields) }
+func (l *Logger) Debug(key, msg string, fields ...zap.Field) {
+	l.emit(zap.DebugLevel, key, msg, fields)
+}
 
 // Reset forgets key, so that the next message under it is logged at once
 // (after the condition it reported has cleared).
