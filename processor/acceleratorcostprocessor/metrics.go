@@ -398,6 +398,9 @@ func (p *costProcessor) account(o *observation, table *pricing.Table, now time.T
 // stateFor finds or creates the state of a resource.
 func (p *costProcessor) stateFor(o *observation, now time.Time) *resourceState {
 	st := p.resources[o.id.key]
+	if st != nil && now.Sub(st.seen) > p.cfg.StateTTL {
+		st = nil // gone longer than state_ttl: a new series, whether or not the sweep has run
+	}
 	if st == nil {
 		st = &resourceState{attrs: pcommon.NewMap(), id: o.id, firstT: o.sg.t, win: window.New(p.cfg.Findings.Window)}
 		o.rm.Resource().Attributes().CopyTo(st.attrs)

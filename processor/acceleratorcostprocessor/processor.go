@@ -137,6 +137,7 @@ func (p *costProcessor) reloadLoop(host component.Host, w *pricing.Watcher) {
 	ticker := time.NewTicker(p.cfg.Pricing.ReloadInterval)
 	defer ticker.Stop()
 	failing := false
+	pending := "" // an error seen once, not yet reported
 	for {
 		select {
 		case <-p.stop:
@@ -144,22 +145,29 @@ func (p *costProcessor) reloadLoop(host component.Host, w *pricing.Watcher) {
 		case <-ticker.C:
 		}
 		changed, err := w.Poll()
-		switch {
-		case err != nil:
-			if p.warn.allow("pricing-reload") {
+		if err != nil {
+			// Report a broken table only when the next poll finds it broken
+			// the same way: an editor or a copy half-way through writing the
+			// file is not an error yet.
+			if msg := err.Error(); msg != pending {
+				pending = msg
+				continue
+			}
+			if p.warn.allow("pricing-reload\x00" + err.Error()) {
 				p.logger.Error("pricing file rejected; still using the previous price table (fix the file, it is re-read every reload_interval)",
 					zap.Error(err))
 			}
 			componentstatus.ReportStatus(host, componentstatus.NewRecoverableErrorEvent(err))
 			failing = true
-		case changed:
+			continue
+		}
+		pending = ""
+		if changed {
 			p.logger.Info("price table reloaded", zap.Int("rows", w.Table().Len()))
-			fallthrough
-		default:
-			if failing {
-				componentstatus.ReportStatus(host, componentstatus.NewEvent(componentstatus.StatusOK))
-				failing = false
-			}
+		}
+		if failing {
+			componentstatus.ReportStatus(host, componentstatus.NewEvent(componentstatus.StatusOK))
+			failing = false
 		}
 	}
 }
