@@ -75,7 +75,7 @@ func TestFindings(t *testing.T) {
 			// × 730 h. The window (4 min, half covered) is ready at batch 2.
 			batches: 6, hwID: "GPU-rs",
 			want: wantFinding{kind: s.FindingRightsizing, target: "1g.10gb", saving: 6.0 / 7 * 730, atBatch: 2,
-				evidence: []string{"peak_activity=0.100", "peak_memory_ratio=0.075", "current=test.8gpu", "window=4m0s"},
+				evidence:  []string{"peak_activity=0.100", "peak_memory_ratio=0.075", "current=test.8gpu", "window=4m0s"},
 				actionHas: "move ml/small to a 1g.10gb MIG instance"},
 		},
 		{
