@@ -24,7 +24,7 @@ import (
 // resourceType describes one served resource.
 type resourceType struct {
 	group, version, plural, singular, kind string
-	namespaced                               bool
+	namespaced                             bool
 	// fieldsOf returns the fields a field selector may use.
 	fieldsOf func(obj runtime.Object) fields.Set
 	// zero makes an empty object, to learn the supported field labels.
