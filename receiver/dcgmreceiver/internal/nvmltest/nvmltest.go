@@ -667,3 +667,11 @@ func ciProfileFor(slices uint32) int {
 	}
 	return nvml.COMPUTE_INSTANCE_PROFILE_7_SLICE
 }
+
+// RemoveMIG forgets the index-th MIG instance of a GPU, as destroying it
+// with nvidia-smi would.
+func (f *Fake) RemoveMIG(gpu, index int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.migs[gpu] = append(f.migs[gpu][:index:index], f.migs[gpu][index+1:]...)
+}
