@@ -229,6 +229,6 @@ var Attributes = []AttributeDef{
 	{AttrHealthDescription, "string", ScopeLog, nil, false, "What the source said, in words."},
 	{AttrFindingEvidence, "string", ScopeLog, nil, false, "Numbers the finding rests on, as `key=value` pairs."},
 	{AttrFindingAction, "string", ScopeLog, nil, false, "Recommended action, in words."},
-	{AttrFindingSavingMonth, "double", ScopeLog, nil, false, "Estimated saving in USD per 30-day month if the action is taken."},
+	{AttrFindingSavingMonth, "double", ScopeLog, nil, false, "Estimated saving in USD per month (monthly_hours of the cost processor, default 730 h) if the action is taken."},
 	{AttrFindingTarget, "string", ScopeLog, nil, false, "What to move to: a MIG profile, an instance type, a replica count."},
 }
