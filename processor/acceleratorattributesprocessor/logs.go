@@ -1,0 +1,36 @@
+package acceleratorattributesprocessor
+
+import (
+	"context"
+
+	"go.opentelemetry.io/collector/pdata/plog"
+
+	"github.com/otelcol-accel/otelcol-accel/internal/accelschema"
+	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorattributesprocessor/internal/index"
+)
+
+// processLogs enriches the resources of health events in place. A record
+// about a shared device is not copied per holder (an XID is one event, and
+// copying it would count it once per pod): it gets the node, the allocation
+// state, and the holder only when there is exactly one.
+func (p *attributesProcessor) processLogs(_ context.Context, ld plog.Logs) (plog.Logs, error) {
+	ix := p.idx.Load()
+	rls := ld.ResourceLogs()
+	for i := 0; i < rls.Len(); i++ {
+		attrs := rls.At(i).Resource().Attributes()
+		id, isDevice := identityOf(attrs)
+		if !isDevice {
+			p.enrichPodResource(ix, attrs)
+			continue
+		}
+		e, outcome := ix.Lookup(id)
+		if outcome == index.Held && e.Shared() {
+			clearHolder(attrs)
+			attrs.PutStr(accelschema.AttrAllocationState, accelschema.AllocationAllocated)
+			insertAll(attrs, ix.NodeAttrs)
+			continue
+		}
+		p.enrichDevice(ix, attrs, id, e, outcome)
+	}
+	return ld, nil
+}
