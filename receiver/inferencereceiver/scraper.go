@@ -148,7 +148,7 @@ func (s *inferenceScraper) scrape(ctx context.Context) (pmetric.Metrics, error) 
 		s.health.ok(t.id, now)
 		if len(r.warnings) > 0 {
 			s.health.note(t.id, "input", now, "Skipped unreadable input from an inference server; the rest of its metrics were kept",
-				append(fields, zap.String("server", r.kind), zap.Int("problems", len(r.warnings)), zap.String("details", joinWarnings(r.warnings, 5)))...)
+				append(fields, zap.String("target", t.url), zap.String("server", r.kind), zap.Int("problems", len(r.warnings)), zap.String("details", joinWarnings(r.warnings, 5)))...)
 		}
 		s.emitter.emit(md, t, r.kind, r.outputs)
 	}
