@@ -44,6 +44,9 @@ type Readings struct {
 	NVLinkCRCFlit, NVLinkCRCData uint64
 	NVLinkReplay, NVLinkRecovery uint64
 
+	// PageRetirement is true for GPUs that retire pages (before Ampere);
+	// newer ones answer "not supported" and remap rows instead.
+	PageRetirement         bool
 	RetiredSBE, RetiredDBE int
 	RetiredPending         bool
 	RowsCorrectable        int
@@ -434,6 +437,9 @@ func (f *Fake) hookDevice(i int, d *server.Device) {
 	}
 	d.GetRetiredPagesFunc = func(cause nvml.PageRetirementCause) (pages []uint64, ret nvml.Return) {
 		ret = read(func(r *Readings) nvml.Return {
+			if !r.PageRetirement {
+				return nvml.ERROR_NOT_SUPPORTED
+			}
 			n := r.RetiredSBE
 			if cause == nvml.PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR {
 				n = r.RetiredDBE
@@ -447,6 +453,9 @@ func (f *Fake) hookDevice(i int, d *server.Device) {
 	}
 	d.GetRetiredPagesPendingStatusFunc = func() (v nvml.EnableState, ret nvml.Return) {
 		ret = read(func(r *Readings) nvml.Return {
+			if !r.PageRetirement {
+				return nvml.ERROR_NOT_SUPPORTED
+			}
 			v = nvml.FEATURE_DISABLED
 			if r.RetiredPending {
 				v = nvml.FEATURE_ENABLED
