@@ -81,13 +81,13 @@ func Parse(name string, data []byte) (*Scenario, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, Errors{{File: name, Line: 1, Msg: "empty scenario (want at least `nodes:`)"}}
 		}
-		return nil, syntaxError(name, err)
+		return nil, syntaxError(name, data, err)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
 		return nil, Errors{{File: name, Line: extra.Line, Msg: "a scenario is one YAML document; found a second one (remove the `---`)"}}
 	} else if !errors.Is(err, io.EOF) {
-		return nil, syntaxError(name, err)
+		return nil, syntaxError(name, data, err)
 	}
 	d := &decoder{file: name, pos: positions{"": 1}}
 	s := &Scenario{File: name}
@@ -105,14 +105,35 @@ func Parse(name string, data []byte) (*Scenario, error) {
 	return s, nil
 }
 
-func syntaxError(name string, err error) error {
-	msg := err.Error()
-	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
-		l, _ := strconv.Atoi(m[1])
-		return Errors{{File: name, Line: l, Msg: "YAML syntax: " + m[2]}}
+// syntaxError positions a YAML syntax error. yaml.v3 reports the line where
+// the enclosing construct started, or no line at all ("mapping values are not
+// allowed in this context"), so the line is found as the first prefix of
+// the document that fails with the same message.
+func syntaxError(name string, data []byte, err error) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	line := 1
+	if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = m[2]
 	}
-	return Errors{{File: name, Line: 1, Msg: "YAML syntax: " + strings.TrimPrefix(msg, "yaml: ")}}
+	lines := strings.SplitAfter(string(data), "\n")
+	if len(lines) <= maxScanLines {
+		var prefix strings.Builder
+		for k, l := range lines {
+			prefix.WriteString(l)
+			var n yaml.Node
+			perr := yaml.NewDecoder(strings.NewReader(prefix.String())).Decode(&n)
+			if perr != nil && !errors.Is(perr, io.EOF) && strings.HasSuffix(perr.Error(), msg) {
+				line = k + 1
+				break
+			}
+		}
+	}
+	return Errors{{File: name, Line: line, Msg: "YAML syntax: " + msg}}
 }
+
+// maxScanLines bounds the search for a syntax error's line.
+const maxScanLines = 5000
 
 type decoder struct {
 	file string
@@ -214,7 +235,12 @@ func (d *decoder) sequence(n *yaml.Node, v reflect.Value, path string) {
 	}
 	s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
 	for i, item := range n.Content {
-		d.decode(item, s.Index(i), fmt.Sprintf("%s[%d]", path, i))
+		ipath := fmt.Sprintf("%s[%d]", path, i)
+		if isNull(item) || (item.Kind == yaml.AliasNode && item.Alias != nil && isNull(item.Alias)) {
+			d.errorf(item, ipath, "empty list item (remove the lone '-' or give it a value)")
+			continue
+		}
+		d.decode(item, s.Index(i), ipath)
 	}
 	v.Set(s)
 }
