@@ -102,8 +102,8 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("kubernetes_api: %w", err))
 		}
 		if c.NodeName == "" {
-			errs = append(errs, errors.New("node_name is empty: set the K8S_NODE_NAME environment variable from the downward API " +
-				"(env: [{name: K8S_NODE_NAME, valueFrom: {fieldRef: {fieldPath: spec.nodeName}}}]) or node_name, " +
+			errs = append(errs, errors.New("node_name is empty: set the K8S_NODE_NAME environment variable from the downward API "+
+				"(env: [{name: K8S_NODE_NAME, valueFrom: {fieldRef: {fieldPath: spec.nodeName}}}]) or node_name, "+
 				"or set kubernetes_api.enabled: false outside Kubernetes"))
 		}
 	}

@@ -173,14 +173,11 @@ func (p *attributesProcessor) learn(rms pmetric.ResourceMetricsSlice) {
 			obs = append(obs, o)
 		}
 	}
-	if len(obs) > 0 && p.topo.observe(obs) {
+	// Rebuilding here (O(devices + pods), rare: only when something new is
+	// learned) lets this very batch be attributed with what it taught.
+	topoChanged := len(obs) > 0 && p.topo.observe(obs)
+	if topoChanged || newInference && p.cfg.WorkloadType.Infer {
 		p.rebuild()
-	}
-	if newInference && p.cfg.WorkloadType.Infer {
-		select {
-		case p.kick <- struct{}{}:
-		default:
-		}
 	}
 }
 
