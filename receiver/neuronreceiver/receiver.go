@@ -58,6 +58,9 @@ type neuronReceiver struct {
 	statusErr string
 	missing   bool // the "not found" message was logged and not resolved since
 
+	// ctx lives from Start to Shutdown; a pipeline that blocks is released
+	// by Shutdown through it.
+	ctx    context.Context
 	cancel context.CancelFunc
 	done   chan struct{}
 	tmpDir string
@@ -131,7 +134,7 @@ func (r *neuronReceiver) Start(_ context.Context, host component.Host) error {
 		}, supervisor.Hooks{Stdout: r.consumeChild, Stderr: r.childStderr, Event: r.childEvent})
 		run = sup.Run
 	}
-	r.cancel = cancel
+	r.ctx, r.cancel = ctx, cancel
 	r.done = make(chan struct{})
 	go func() {
 		defer close(r.done)
@@ -207,7 +210,10 @@ func (r *neuronReceiver) process(rep *report.Report) {
 	metrics, logs := r.metrics, r.logs
 	r.mu.Unlock()
 
-	ctx := context.Background()
+	ctx := r.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	if n := res.Metrics.DataPointCount(); metrics != nil && n > 0 {
 		opCtx := r.obsMetrics.StartMetricsOp(ctx)
 		err := metrics.ConsumeMetrics(opCtx, res.Metrics)
