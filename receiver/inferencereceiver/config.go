@@ -154,9 +154,7 @@ func (cfg *Config) Validate() error {
 		seen[u.String()] = i
 	}
 	if cfg.Discovery.Enabled {
-		if err := cfg.Discovery.validate(); err != nil {
-			errs = append(errs, fmt.Errorf("discovery: %w", err))
-		}
+		errs = append(errs, cfg.Discovery.validate()...)
 	}
 	return errors.Join(errs...)
 }
@@ -212,9 +210,9 @@ func (t TargetConfig) url() (*url.URL, error) {
 	return u, nil
 }
 
-func (d DiscoveryConfig) validate() error {
+func (d DiscoveryConfig) validate() []error {
 	var errs []error
-	if err := d.APIConfig.Validate(); err != nil {
+	if err := d.APIConfig.Check(); err != nil {
 		errs = append(errs, err)
 	}
 	if d.NodeName == "" {
@@ -232,7 +230,10 @@ func (d DiscoveryConfig) validate() error {
 	if d.SyncTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("sync_timeout must be positive, got %s", d.SyncTimeout))
 	}
-	return errors.Join(errs...)
+	for i, err := range errs {
+		errs[i] = fmt.Errorf("discovery: %w", err)
+	}
+	return errs
 }
 
 // defaultPath is where a server kind serves its metrics.

@@ -29,8 +29,9 @@ type APIConfig struct {
 	Context string `mapstructure:"context"`
 }
 
-// Validate checks the auth type.
-func (c APIConfig) Validate() error {
+// Check checks the auth type. (Not Validate: the collector would call that
+// even when discovery is off.)
+func (c APIConfig) Check() error {
 	switch c.AuthType {
 	case AuthServiceAccount, AuthKubeConfig, AuthNone:
 		return nil
@@ -68,7 +69,7 @@ func (c APIConfig) RestConfig() (*rest.Config, error) {
 			TLSClientConfig: rest.TLSClientConfig{Insecure: true},
 		}, nil
 	}
-	return nil, c.Validate()
+	return nil, c.Check()
 }
 
 // NewClientset connects to the Kubernetes API as c says.

@@ -1,0 +1,111 @@
+package inferencereceiver
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
+
+	"github.com/otelcol-accel/otelcol-accel/receiver/inferencereceiver/internal/discovery"
+	"github.com/otelcol-accel/otelcol-accel/receiver/inferencereceiver/internal/metadata"
+)
+
+func loadConfig(t *testing.T, name string) (*Config, error) {
+	t.Helper()
+	cm, err := confmaptest.LoadConf(filepath.Join("testdata", "config.yaml"))
+	require.NoError(t, err)
+	sub, err := cm.Sub(component.MustNewIDWithName(metadata.Type.String(), name).String())
+	require.NoError(t, err)
+	cfg := NewFactory().CreateDefaultConfig()
+	require.NoError(t, sub.Unmarshal(cfg))
+	return cfg.(*Config), confmap.Validate(cfg)
+}
+
+func TestLoadFullConfig(t *testing.T) {
+	cfg, err := loadConfig(t, "all")
+	require.NoError(t, err)
+
+	want := createDefaultConfig()
+	want.CollectionInterval = 10 * time.Second
+	want.ScrapeTimeout = 3 * time.Second
+	want.ErrorLogInterval = 10 * time.Minute
+	want.MaxResponseBytes = 4 << 20
+	want.Targets = []TargetConfig{
+		{Endpoint: "http://10.0.0.7:8000/metrics", Server: "vllm"},
+		{Endpoint: "10.0.0.8:30000", Server: "sglang", Timeout: time.Second},
+		{Endpoint: "http://tgi.llm.svc:80", Server: "tgi", Model: "HuggingFaceH4/zephyr-7b-beta", Operation: "text_completion"},
+		{Endpoint: "http://nim.llm.svc:8000", Server: "nim"},
+	}
+	want.Discovery = DiscoveryConfig{
+		Enabled:               true,
+		APIConfig:             discovery.APIConfig{AuthType: discovery.AuthKubeConfig, KubeConfig: "/etc/accelsim/kubeconfig"},
+		NodeName:              "gpu-node-1",
+		LabelSelector:         "app.kubernetes.io/component=inference-server",
+		AnnotationPrefix:      "example.com",
+		PrometheusAnnotations: false,
+		Server:                "vllm",
+		Operation:             "chat",
+		SyncTimeout:           30 * time.Second,
+	}
+	assert.False(t, cfg.ResourceAttributes.ServerAddress.Enabled)
+	assert.True(t, cfg.ResourceAttributes.K8sPodUID.Enabled)
+	want.ResourceAttributes = cfg.ResourceAttributes
+	assert.Equal(t, want, cfg)
+
+	// Endpoints without scheme or path get them from the server kind.
+	var urls []string
+	for _, tc := range cfg.Targets {
+		u, err := tc.url()
+		require.NoError(t, err)
+		urls = append(urls, u.String())
+	}
+	assert.Equal(t, []string{
+		"http://10.0.0.7:8000/metrics",
+		"http://10.0.0.8:30000/metrics",
+		"http://tgi.llm.svc:80/metrics",
+		"http://nim.llm.svc:8000/v1/metrics",
+	}, urls)
+}
+
+func TestDiscoveryOnlyConfig(t *testing.T) {
+	cfg, err := loadConfig(t, "discovery")
+	require.NoError(t, err)
+	assert.Equal(t, discovery.AuthServiceAccount, cfg.Discovery.AuthType)
+	assert.Equal(t, "otelcol-accel.io", cfg.Discovery.AnnotationPrefix)
+	assert.True(t, cfg.Discovery.PrometheusAnnotations)
+	assert.Equal(t, 15*time.Second, cfg.CollectionInterval)
+}
+
+func TestInvalidConfigs(t *testing.T) {
+	tests := map[string][]string{
+		"nothing": {"no inference servers to scrape: list targets, or set discovery.enabled to find them among this node's pods"},
+		"bad_target": {
+			`targets[0]: endpoint "ftp://10.0.0.7/metrics": scheme must be http or https`,
+			`targets[1]: server "ollama": use one of vllm, sglang, triton, tgi, nim, auto`,
+			"targets[2]: endpoint is empty",
+			"targets[3]: timeout must not be negative, got -1s",
+			"targets[5]: endpoint http://10.0.0.9:8000/metrics is already targets[4]",
+		},
+		"bad_discovery": {
+			"scrape_timeout must be positive, got 0s",
+			`discovery: auth_type "token": use serviceAccount, kubeConfig or none`,
+			"discovery: node_name is empty: set it to ${env:K8S_NODE_NAME}",
+			`discovery: label_selector "app in (a"`,
+			`discovery: server "ray": use one of`,
+		},
+	}
+	for name, wants := range tests {
+		t.Run(name, func(t *testing.T) {
+			_, err := loadConfig(t, name)
+			require.Error(t, err)
+			for _, w := range wants {
+				assert.ErrorContains(t, err, w)
+			}
+		})
+	}
+}
