@@ -127,7 +127,13 @@ func (p *costProcessor) recordDevice(o *observation, now time.Time) {
 			ps.children[id.key] = c
 		}
 		c.share = p.ownShare(id, o.row, o.match)
-		c.profile, c.mig = id.profile, isMIG(id.partType)
+		if c.profile != id.profile {
+			c.profile, c.parsed = id.profile, mig.Profile{}
+			if prof, err := mig.ParseProfile(id.profile); err == nil {
+				c.parsed = prof
+			}
+		}
+		c.mig = isMIG(id.partType)
 		c.lastT, c.seen = max(c.lastT, o.sg.t), now
 		if o.sg.t > ps.lastChildT+sameScrape {
 			if ps.lastChildT != 0 {
@@ -207,12 +213,15 @@ func gpuMemoryGB(row pricing.Row, match pricing.Match, model string) float64 {
 // last data point is older than half a scrape interval (or, before the
 // interval is known, max_interval) are gone.
 func (p *costProcessor) layoutAt(ps *parentState, t pcommon.Timestamp) layout {
+	if ps.cacheBatch == p.batch && ps.cacheT == t {
+		return ps.cache
+	}
 	tol := pcommon.Timestamp(p.cfg.MaxInterval)
 	if ps.interval > 0 {
 		tol = min(tol, ps.interval/2)
 	}
 	var l layout
-	var profiles []mig.Profile
+	profiles := ps.profiles[:0]
 	for _, c := range ps.children {
 		if c.lastT+tol < t {
 			continue
@@ -221,17 +230,19 @@ func (p *costProcessor) layoutAt(ps *parentState, t pcommon.Timestamp) layout {
 		l.sumShares += c.share
 		if c.mig {
 			l.hasMIG = true
-			if prof, err := mig.ParseProfile(c.profile); err == nil {
-				profiles = append(profiles, prof)
+			if c.parsed.Name != "" {
+				profiles = append(profiles, c.parsed)
 			}
 		}
 	}
+	ps.profiles = profiles
 	l.remainder = math.Max(0, 1-l.sumShares)
 	if l.hasMIG {
 		l.stranded = mig.Stranded(profiles, ps.memoryGB)
 		l.fragRemainder = math.Min(l.stranded, l.remainder)
 		l.fragExcess = l.stranded - l.fragRemainder
 	}
+	ps.cache, ps.cacheBatch, ps.cacheT = l, p.batch, t
 	return l
 }
 
@@ -410,10 +421,10 @@ func (p *costProcessor) stateFor(o *observation, now time.Time) *resourceState {
 	if wk := o.id.workloadKey(); wk != "" {
 		m := p.workloads[wk]
 		if m == nil {
-			m = map[uint64]time.Time{}
+			m = map[string]time.Time{}
 			p.workloads[wk] = m
 		}
-		m[o.id.key] = now
+		m[o.id.replicaKey()] = now
 	}
 	return st
 }

@@ -390,6 +390,20 @@ func (id identity) podKeys() (uid, name string) {
 	return uid, name
 }
 
+// replicaKey names the pod (or task, or device) a resource belongs to, so
+// that a workload's replicas are counted as pods, not as devices.
+func (id identity) replicaKey() string {
+	uid, name := id.podKeys()
+	switch {
+	case uid != "":
+		return uid
+	case name != "":
+		return name
+	default:
+		return id.hwID
+	}
+}
+
 // workloadKey names a workload for baselines and replica counts.
 func (id identity) workloadKey() string {
 	if id.workload == "" {

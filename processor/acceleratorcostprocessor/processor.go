@@ -40,7 +40,7 @@ type costProcessor struct {
 	parents   map[string]*parentState
 	pods      map[string]*podSignals
 	health    map[string]*healthState
-	workloads map[string]map[uint64]time.Time
+	workloads map[string]map[string]time.Time // workload → pods (replicas) → last seen
 	baselines *baseline.Store
 	lastSweep time.Time
 	batch     uint64
@@ -66,7 +66,7 @@ func newCostProcessor(set processor.Settings, cfg *Config) *costProcessor {
 		parents:   map[string]*parentState{},
 		pods:      map[string]*podSignals{},
 		health:    map[string]*healthState{},
-		workloads: map[string]map[uint64]time.Time{},
+		workloads: map[string]map[string]time.Time{},
 		baselines: baseline.New(cfg.Baselines.HalfLife, cfg.Baselines.TTL, cfg.Baselines.MinSamples, cfg.Baselines.MaxEntries),
 	}
 	p.warn = newRateLimiter(warnEvery, func() time.Time { return p.now() })

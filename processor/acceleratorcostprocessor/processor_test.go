@@ -141,3 +141,23 @@ func TestOddInputIsSurvived(t *testing.T) {
 	// Activity 7 is clamped to 1: busy, not idle.
 	require.Zero(t, costOf(out, "GPU-share", "").totalWaste())
 }
+
+// The metrics and logs sides share state; run them together (go test -race).
+func TestConcurrentMetricsAndLogs(t *testing.T) {
+	h := newHarness(t, testConfig())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 50; i++ {
+			require.NoError(t, h.logs.ConsumeLogs(context.Background(),
+				healthEvent("GPU-c", at(time.Duration(i)*time.Second), 79, s.HWStateFailed, s.ActionRebootNode)))
+		}
+	}()
+	for i := 0; i < 50; i++ {
+		md := batch(at(time.Duration(i)*time.Second), gpu("GPU-c", s.MetricGREngineActive, 0.5),
+			migInstance("GPU-m", "1", "3g.40gb", 0.5, s.MetricGREngineActive, 0.5))
+		require.NoError(t, h.metrics.ConsumeMetrics(context.Background(), md))
+	}
+	<-done
+	require.Len(t, h.msink.AllMetrics(), 50)
+}

@@ -6,6 +6,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	s "github.com/otelcol-accel/otelcol-accel/internal/accelschema"
+	"github.com/otelcol-accel/otelcol-accel/internal/mig"
 	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorcostprocessor/internal/window"
 )
 
@@ -67,6 +68,7 @@ type resourceState struct {
 type childInfo struct {
 	share   float64
 	profile string
+	parsed  mig.Profile // zero when the profile does not parse
 	mig     bool
 	lastT   pcommon.Timestamp
 	seen    time.Time
@@ -93,6 +95,12 @@ type parentState struct {
 	remainder *resourceState
 	memoryGB  float64
 	seen      time.Time
+
+	// The layout of the last (batch, time) it was computed for, and scratch.
+	cache      layout
+	cacheBatch uint64
+	cacheT     pcommon.Timestamp
+	profiles   []mig.Profile
 }
 
 // sameScrape: child timestamps this close belong to the same scrape.
@@ -102,7 +110,6 @@ const sameScrape = pcommon.Timestamp(time.Second)
 type layout struct {
 	n             int
 	sumShares     float64
-	migProfiles   []string
 	hasMIG        bool
 	remainder     float64 // 1 − Σ shares, at least 0
 	stranded      float64 // mig.Stranded of the MIG layout
