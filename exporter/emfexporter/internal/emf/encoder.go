@@ -103,7 +103,10 @@ func (e *Encoder) info(name, unit string) *metricInfo {
 	if v, ok := e.infos.Load(key); ok {
 		return v.(*metricInfo)
 	}
-	mi := &metricInfo{name: name, resolution: 60}
+	// Invalid UTF-8 would be written as U+FFFD; use that form throughout so
+	// that two names differing only in invalid bytes cannot collide within
+	// an event.
+	mi := &metricInfo{name: strings.ToValidUTF8(name, "\uFFFD"), resolution: 60}
 	switch {
 	case name == "":
 		mi.invalid = "metric has no name"
@@ -206,7 +209,7 @@ func (e *Encoder) EncodeResource(rm pmetric.ResourceMetrics, now time.Time, emit
 	getGroup := func(ts pcommon.Timestamp, attrs pcommon.Map) *group {
 		ms := nowMillis
 		if ts != 0 {
-			ms = int64(ts) / int64(time.Millisecond)
+			ms = int64(uint64(ts) / uint64(time.Millisecond))
 		}
 		k := groupKey{ts: ms, hash: attrhash.Map(attrs)}
 		for _, g := range groups[k] {
@@ -690,7 +693,7 @@ func lookup(point, res pcommon.Map, key string) string {
 func sortedFields(m pcommon.Map, out []field) []field {
 	out = out[:0]
 	m.Range(func(k string, v pcommon.Value) bool {
-		out = append(out, field{key: k, val: v.AsString()})
+		out = append(out, field{key: strings.ToValidUTF8(k, "\uFFFD"), val: v.AsString()})
 		return true
 	})
 	sort.Slice(out, func(i, j int) bool { return out[i].key < out[j].key })

@@ -180,11 +180,11 @@ type limits struct {
 }
 
 func limitsOf(hasMin bool, lo float64, hasMax bool, hi float64) (limits, error) {
-	if hasMin && !finite(lo) {
-		return limits{}, fmt.Errorf("min is %v", lo)
+	if hasMin && (!finite(lo) || math.Abs(lo) > maxMagnitude) {
+		return limits{}, fmt.Errorf("min %v is beyond the range CloudWatch accepts", lo)
 	}
-	if hasMax && !finite(hi) {
-		return limits{}, fmt.Errorf("max is %v", hi)
+	if hasMax && (!finite(hi) || math.Abs(hi) > maxMagnitude) {
+		return limits{}, fmt.Errorf("max %v is beyond the range CloudWatch accepts", hi)
 	}
 	if hasMin && hasMax && lo > hi {
 		return limits{}, fmt.Errorf("min %v greater than max %v", lo, hi)
@@ -294,8 +294,8 @@ func FromSummary(dp pmetric.SummaryDataPoint) (Distribution, error) {
 	hasQ0, hasQ1 := false, false
 	for i := 0; i < qs.Len(); i++ {
 		q := qs.At(i)
-		if !finite(q.Value()) {
-			return Distribution{}, fmt.Errorf("quantile %v is %v", q.Quantile(), q.Value())
+		if !finite(q.Value()) || math.Abs(q.Value()) > maxMagnitude {
+			return Distribution{}, fmt.Errorf("quantile %v is %v, beyond the range CloudWatch accepts", q.Quantile(), q.Value())
 		}
 		switch q.Quantile() {
 		case 0:

@@ -270,6 +270,9 @@ func checkValue(raw json.RawMessage) error {
 	switch raw[0] {
 	case '[':
 		var arr []json.Number
+		if bytes.Contains(raw, []byte(`"`)) {
+			return errors.New("value array holds strings")
+		}
 		if err := strictUnmarshal(raw, &arr); err != nil {
 			return fmt.Errorf("value array: %w", err)
 		}
@@ -284,6 +287,8 @@ func checkValue(raw json.RawMessage) error {
 		return nil
 	case '{':
 		return checkDistribution(raw)
+	case '"':
+		return fmt.Errorf("value is a string, not a number: %s", raw)
 	default:
 		var n json.Number
 		if err := strictUnmarshal(raw, &n); err != nil {
@@ -305,7 +310,7 @@ func checkDistribution(raw json.RawMessage) error {
 			return 0, fmt.Errorf("value object has no %s", k)
 		}
 		var n json.Number
-		if err := strictUnmarshal(r, &n); err != nil {
+		if err := strictUnmarshal(r, &n); err != nil || bytes.HasPrefix(bytes.TrimSpace(r), []byte(`"`)) {
 			return 0, fmt.Errorf("%s is not a number", k)
 		}
 		return number(n)
@@ -334,6 +339,9 @@ func checkDistribution(raw json.RawMessage) error {
 		return nil // statistic set
 	}
 	var values, counts []json.Number
+	if bytes.Contains(obj["Values"], []byte(`"`)) || bytes.Contains(obj["Counts"], []byte(`"`)) {
+		return errors.New("Values and Counts must hold numbers, not strings")
+	}
 	if err := strictUnmarshal(obj["Values"], &values); err != nil {
 		return fmt.Errorf("Values: %w", err)
 	}

@@ -59,7 +59,7 @@ func (e Encoder) Encode(res pcommon.Resource, scope pcommon.InstrumentationScope
 	}
 	tsMillis = now.UnixMilli()
 	if ts != 0 {
-		tsMillis = int64(ts) / int64(time.Millisecond)
+		tsMillis = int64(uint64(ts) / uint64(time.Millisecond))
 	}
 
 	members := collect(lr.Attributes(), res.Attributes())
