@@ -16,6 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componentstatus"
+	"go.opentelemetry.io/collector/confmap"
+	"go.opentelemetry.io/collector/confmap/confmaptest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
@@ -96,7 +98,7 @@ type harness struct {
 
 // start builds the receiver through its factory with both pipelines, as
 // the collector would, and starts it.
-func start(t *testing.T, cfg *Config, w outside) *harness {
+func start(t testing.TB, cfg *Config, w outside) *harness {
 	t.Helper()
 	core, logged := observer.New(zapcore.DebugLevel)
 	set := receivertest.NewNopSettings(metadata.Type)
@@ -121,14 +123,14 @@ func start(t *testing.T, cfg *Config, w outside) *harness {
 	return h
 }
 
-func (h *harness) scrape(t *testing.T) pmetric.Metrics {
+func (h *harness) scrape(t testing.TB) pmetric.Metrics {
 	t.Helper()
 	md, err := h.r.scrape(context.Background())
 	require.NoError(t, err)
 	return md
 }
 
-func (h *harness) waitNVML(t *testing.T) {
+func (h *harness) waitNVML(t testing.TB) {
 	t.Helper()
 	require.Eventually(t, func() bool {
 		s, ok := h.r.src.(interface{ Ready() bool })
@@ -174,4 +176,13 @@ func fixture(t testing.TB, name string) []byte {
 	b, err := os.ReadFile(filepath.Join("testdata", "exporter", name))
 	require.NoError(t, err)
 	return b
+}
+
+func confmapFromYAML(t *testing.T, text string) *confmap.Conf {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "c.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(text), 0o600))
+	cm, err := confmaptest.LoadConf(path)
+	require.NoError(t, err)
+	return cm
 }

@@ -61,7 +61,7 @@ func TestNVMLGoldenDGXA100WithMIG(t *testing.T) {
 	compareMetricsGolden(t, "nvml-dgxa100-mig.yaml", h.scrape(t))
 }
 
-func serveText(t *testing.T, text func() []byte) *httptest.Server {
+func serveText(t testing.TB, text func() []byte) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/metrics" {

@@ -1,0 +1,45 @@
+package dcgmreceiver
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/otelcol-accel/otelcol-accel/receiver/dcgmreceiver/internal/nvmltest"
+)
+
+// One scrape of an 8-GPU DGX H100 through NVML (go-nvml's mock server, whose
+// own bookkeeping — a lock and a recorded call per NVML function — is
+// included, so this is an upper bound on the receiver's cost).
+func BenchmarkScrapeNVML8GPU(b *testing.B) {
+	f, err := nvmltest.New(nvmltest.Options{Model: "h100"})
+	require.NoError(b, err)
+	h := start(b, manualConfig(), testWorld(b, f))
+	h.waitNVML(b)
+	h.scrape(b) // the first GPM sample
+	benchmarkScrape(b, h, 8)
+}
+
+// One scrape of an 8-GPU dcgm-exporter (4.x text, 41 fields per GPU) over
+// loopback HTTP, including the request and the parse.
+func BenchmarkScrapeExporter8GPU(b *testing.B) {
+	body := fixture(b, "dcgm-exporter-4.x-8xh100.txt")
+	srv := serveText(b, func() []byte { return body })
+	h := start(b, exporterConfig(srv.URL), testWorld(b, nil))
+	benchmarkScrape(b, h, 8)
+}
+
+func benchmarkScrape(b *testing.B, h *harness, resources int) {
+	b.ReportAllocs()
+	points := 0
+	b.ResetTimer()
+	for b.Loop() {
+		md := h.scrape(b)
+		if md.ResourceMetrics().Len() != resources {
+			b.Fatalf("scraped %d resources, want %d", md.ResourceMetrics().Len(), resources)
+		}
+		points += md.DataPointCount()
+	}
+	b.ReportMetric(float64(points)/b.Elapsed().Seconds(), "points/s")
+	b.ReportMetric(float64(points)/float64(b.N), "points/scrape")
+}
