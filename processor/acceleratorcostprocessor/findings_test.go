@@ -287,3 +287,15 @@ func TestFindingsWithoutALogsPipelineAreCountedAndDebugLogged(t *testing.T) {
 		t.Fatalf("want the finding debug-logged once, got %d", n)
 	}
 }
+
+func TestIntervalsBeforeAHealthEventAreNotUnavailable(t *testing.T) {
+	h := newHarness(t, testConfig())
+	r := gpu("GPU-late", held("job", s.WorkloadBatch, s.MetricGREngineActive, 0.5)...)
+	h.send(at(0), r)
+	h.sendLogs(healthEvent("GPU-late", at(time.Minute), 79, s.HWStateFailed, ""))
+	// A batch for 0–36 s arrives after the event at 60 s: not unavailable.
+	before := costOf(h.send(at(step), r), "GPU-late", "")
+	wantWaste(t, before, nil)
+	after := costOf(h.send(at(2*step), r), "GPU-late", "")
+	wantWaste(t, after, map[string]float64{s.WasteUnavailable: 0.01})
+}

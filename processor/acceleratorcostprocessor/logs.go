@@ -86,7 +86,9 @@ func (p *costProcessor) markFailed(hwID string, lr plog.LogRecord, now time.Time
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	h := p.healthOf(hwID, now)
-	h.eventT = t
+	if h.failedUntil == 0 || t > h.failedUntil {
+		h.eventT = t // a new failure; a repeat within the hold only extends it
+	}
 	h.failedUntil = max(h.failedUntil, t+pcommon.Timestamp(p.cfg.Health.Hold))
 	h.action, h.mode, h.description = action, stringAttr(attrs, s.AttrHealthFailureMode), desc
 	for _, st := range p.resources {

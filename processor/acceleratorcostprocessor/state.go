@@ -137,6 +137,9 @@ type healthState struct {
 	seen         time.Time
 }
 
+// failedAt reports whether the interval that ends at t is spent failed: the
+// latest hw.status says so, or a failure event happened before t and its
+// hold has not run out.
 func (h *healthState) failedAt(t pcommon.Timestamp) bool {
-	return h.statusFailed || (h.failedUntil != 0 && t <= h.failedUntil)
+	return h.statusFailed || (h.failedUntil != 0 && h.eventT <= t && t <= h.failedUntil)
 }
