@@ -101,12 +101,23 @@ func (w *writer) sample(name string, labels []label, v float64) {
 	w.b = append(w.b, '\n')
 }
 
+var (
+	helpEscaper  = strings.NewReplacer(`\`, `\\`, "\n", `\n`)
+	labelEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`)
+)
+
 func escapeHelp(s string) string {
-	return strings.NewReplacer(`\`, `\\`, "\n", `\n`).Replace(s)
+	if !strings.ContainsAny(s, "\\\n") {
+		return s
+	}
+	return helpEscaper.Replace(s)
 }
 
 func escapeLabel(s string) string {
-	return strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`).Replace(s)
+	if !strings.ContainsAny(s, "\\\n\"") {
+		return s
+	}
+	return labelEscaper.Replace(s)
 }
 
 func with(labels []label, extra ...label) []label {

@@ -49,6 +49,7 @@ type inferenceModel struct {
 	mu       sync.Mutex
 	pm       *podModel
 	capacity float64 // generated tokens/s at load 1
+	slow     float64 // latency factor of the model's size
 	kvTokens int64
 	tick     int64 // next tick to add
 	carry    float64
@@ -57,7 +58,8 @@ type inferenceModel struct {
 
 func newInferenceModel(pm *podModel) *inferenceModel {
 	inf := pm.pod.Inference
-	im := &inferenceModel{pm: pm, capacity: math.Max(pm.capacity, 1) * modelSpeed(inf.Model)}
+	speed := modelSpeed(inf.Model)
+	im := &inferenceModel{pm: pm, capacity: math.Max(pm.capacity, 1) * speed, slow: math.Sqrt(1 / speed)}
 	if inf.Server == scenario.ServerSGLang {
 		im.snap.TTFT = newHistogram(SGLangTTFTBuckets)
 		im.snap.ITL = newHistogram(SGLangITLBuckets)
@@ -82,7 +84,7 @@ type latencies struct {
 }
 
 func (im *inferenceModel) latencies(load, promptTok, outTok float64) latencies {
-	slow := math.Sqrt(1 / modelSpeed(im.pm.pod.Inference.Model))
+	slow := im.slow
 	var l latencies
 	if load > 0.85 {
 		l.queue = 0.05 + 4*(load-0.85)/0.15
