@@ -55,7 +55,7 @@ func (p *costProcessor) processMetrics(ctx context.Context, md pmetric.Metrics) 
 			sg.t = pcommon.NewTimestampFromTime(now)
 		}
 		if id.hwID == "" {
-			if sg.hasKV || sg.hasWaiting || sg.hasRunng {
+			if sg.hasKV || sg.hasWaiting || sg.hasRunning {
 				p.recordPod(id, sg, now)
 			}
 			continue
@@ -103,7 +103,7 @@ func (p *costProcessor) recordPod(id identity, sg signals, now time.Time) {
 		if sg.hasWaiting {
 			ps.waiting, ps.hasQueue = math.Max(ps.waiting, sg.waiting), true
 		}
-		if sg.hasRunng {
+		if sg.hasRunning {
 			ps.running = math.Max(ps.running, sg.running)
 		}
 		ps.t = max(ps.t, sg.t)
@@ -282,20 +282,20 @@ func (p *costProcessor) podFor(id *identity, t pcommon.Timestamp) *podSignals {
 
 // accrual is one resource's interval, for the waste split and the findings.
 type accrual struct {
-	table                    *pricing.Table
-	row                      pricing.Row
-	devicePrice, share       float64
-	price                    float64
-	t                        pcommon.Timestamp
-	dt                       time.Duration
-	unavailable              bool
-	health                   *healthState
-	remainder                bool
-	summary                  window.Summary
-	windowOK                 bool
-	baselineKey              baseline.Key
-	baseline                 float64
-	baselineWarm, hasTrainKy bool
+	table                        *pricing.Table
+	row                          pricing.Row
+	devicePrice, share           float64
+	price                        float64
+	t                            pcommon.Timestamp
+	dt                           time.Duration
+	unavailable                  bool
+	health                       *healthState
+	remainder                    bool
+	summary                      window.Summary
+	windowOK                     bool
+	baselineKey                  baseline.Key
+	baseline                     float64
+	baselineWarm, hasBaselineKey bool
 }
 
 func (p *costProcessor) account(o *observation, table *pricing.Table, now time.Time, out []finding) []finding {
@@ -352,7 +352,7 @@ func (p *costProcessor) account(o *observation, table *pricing.Table, now time.T
 	}
 	if training && hasTrain && id.workloadKey() != "" {
 		a.baselineKey = baseline.Key{Workload: id.workloadKey(), Model: id.model, Signal: trainMetric}
-		a.hasTrainKy = true
+		a.hasBaselineKey = true
 		a.baseline, _, a.baselineWarm = p.baselines.Get(a.baselineKey)
 	}
 
@@ -361,7 +361,7 @@ func (p *costProcessor) account(o *observation, table *pricing.Table, now time.T
 	if hasTrain && !idle {
 		sample.Training, sample.HasTraining = trainSignal, true
 	}
-	if sg.hasMemUsed && sg.hasMemLim {
+	if sg.hasMemUsed && sg.hasMemLimit {
 		sample.MemRatio, sample.MemBytes, sample.HasMemory = math.Min(sg.memUsed/sg.memLimit, 1), sg.memUsed, true
 	}
 	if pod != nil {
@@ -381,7 +381,7 @@ func (p *costProcessor) account(o *observation, table *pricing.Table, now time.T
 		baseline: a.baseline, baselineWarm: a.baselineWarm,
 		inference: id.workloadType == s.WorkloadInference,
 		windowOK:  a.windowOK, peakMem: a.summary.PeakMemRatio, hasPeakMem: a.summary.HasMemory,
-		peakAct: a.summary.PeakActivity, hasPA: a.summary.HasActivity,
+		peakAct: a.summary.PeakActivity, hasPeakAct: a.summary.HasActivity,
 	}
 	if pod != nil && pod.hasKV && pod.hasQueue {
 		in.hasInference, in.kvCache, in.waiting = true, pod.kv, pod.waiting
@@ -390,7 +390,7 @@ func (p *costProcessor) account(o *observation, table *pricing.Table, now time.T
 
 	// The baseline learns from the intervals the workload was really
 	// training in; the comparison above used the baseline before this one.
-	if a.hasTrainKy && allocated && !a.unavailable && !idle && a.dt > 0 {
+	if a.hasBaselineKey && allocated && !a.unavailable && !idle && a.dt > 0 {
 		p.baselines.Update(a.baselineKey, trainSignal, a.dt, now)
 	}
 

@@ -40,18 +40,18 @@ type signals struct {
 	hasTensor   bool
 	hasSM       bool
 
-	memUsed, memLimit     float64
-	hasMemUsed, hasMemLim bool
+	memUsed, memLimit       float64
+	hasMemUsed, hasMemLimit bool
 
-	procUtil, procMem     float64
-	hasProcUtil, hasProcM bool
+	procUtil, procMem       float64
+	hasProcUtil, hasProcMem bool
 
 	statusFailed, hasStatus bool
 
-	kv                   float64
-	hasKV                bool
-	waiting, running     float64
-	hasWaiting, hasRunng bool
+	kv                     float64
+	hasKV                  bool
+	waiting, running       float64
+	hasWaiting, hasRunning bool
 
 	// costed: the resource already carries this processor's scope (a second
 	// accelerator_cost in the path, or a resource this processor made).
@@ -226,11 +226,11 @@ func readSignals(rm pmetric.ResourceMetrics) signals {
 				sg.memUsed, sg.hasMemUsed = sumAtLatest(dps)
 			case s.MetricGPUMemoryLimit:
 				v, _ := latest(dps)
-				sg.memLimit, sg.hasMemLim = v, v > 0
+				sg.memLimit, sg.hasMemLimit = v, v > 0
 			case s.MetricProcessUtilization:
 				sg.procUtil, sg.hasProcUtil = sumAtLatest(dps)
 			case s.MetricProcessMemoryUsage:
-				sg.procMem, sg.hasProcM = sumAtLatest(dps)
+				sg.procMem, sg.hasProcMem = sumAtLatest(dps)
 			case s.MetricStatus:
 				sg.readStatus(dps)
 			case s.MetricKVCacheUtilization:
@@ -241,7 +241,7 @@ func readSignals(rm pmetric.ResourceMetrics) signals {
 				sg.waiting, sg.hasWaiting = v, !math.IsNaN(v)
 			case s.MetricRequestsRunning:
 				v, _ := latest(dps)
-				sg.running, sg.hasRunng = v, !math.IsNaN(v)
+				sg.running, sg.hasRunning = v, !math.IsNaN(v)
 			}
 			for k := 0; k < dps.Len(); k++ {
 				sg.t = max(sg.t, dps.At(k).Timestamp())
@@ -259,7 +259,7 @@ func (sg *signals) forSharedCopy(share float64) {
 	if sg.hasProcUtil {
 		sg.activity, sg.activitySrc = ratio(sg.procUtil), fromProcesses
 	}
-	if sg.hasProcM && sg.hasMemLim {
+	if sg.hasProcMem && sg.hasMemLimit {
 		sg.memUsed, sg.hasMemUsed = sg.procMem, true
 		sg.memLimit *= share
 	}

@@ -26,9 +26,9 @@ type interval struct {
 	kvCache, waiting float64
 
 	// Window peaks, when the window is covered well enough.
-	windowOK          bool
-	peakMem, peakAct  float64
-	hasPeakMem, hasPA bool
+	windowOK               bool
+	peakMem, peakAct       float64
+	hasPeakMem, hasPeakAct bool
 }
 
 // splitWaste divides an interval's cost among the waste reasons. Reasons are
@@ -82,7 +82,7 @@ func behaviouralWaste(in interval, cfg *WasteConfig) (int, float64) {
 		load := math.Max(in.activity, in.kvCache)
 		return wasteInference, clamp01(1 - load/cfg.InferenceTargetUtilization)
 	}
-	if in.windowOK && in.hasPeakMem && in.hasPA && in.peakMem*(1+cfg.Headroom) < cfg.MemoryOverprovisionedBelow {
+	if in.windowOK && in.hasPeakMem && in.hasPeakAct && in.peakMem*(1+cfg.Headroom) < cfg.MemoryOverprovisionedBelow {
 		need := math.Max(in.peakMem, in.peakAct) * (1 + cfg.Headroom)
 		return wasteMemory, clamp01(1 - need)
 	}
