@@ -33,9 +33,8 @@ func TestNVMLGoldenDGXH100WithMIG(t *testing.T) {
 	f, err := nvmltest.New(nvmltest.Options{Model: "h100", MIG: map[int][]string{0: {"3g.40gb", "1g.10gb"}}})
 	require.NoError(t, err)
 	insts := f.MIG(0)
-	f.Update(0, func(r *nvmltest.Readings) {
+	f.UpdateMIG(0, insts[0].GI, func(r *nvmltest.Readings) {
 		r.Compute = []nvml.ProcessInfo{{Pid: 4242, UsedGpuMemory: 6 << 30, GpuInstanceId: uint32(insts[0].GI), ComputeInstanceId: 0}}
-		r.ProcessUtil = nil
 	})
 	f.Update(3, func(r *nvmltest.Readings) {
 		r.MPS = []nvml.ProcessInfo{{Pid: 5001, UsedGpuMemory: 2 << 30, GpuInstanceId: 0xFFFFFFFF}, {Pid: 5002, UsedGpuMemory: 1 << 30, GpuInstanceId: 0xFFFFFFFF}}

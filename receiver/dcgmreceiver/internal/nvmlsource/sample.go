@@ -145,14 +145,16 @@ func (s *Source) sampleGPU(g *gpu, snap *model.Snapshot) {
 	if migMode && !r.lost {
 		migs = s.refreshMIG(g, smp.MemTotal.V)
 	}
-	if s.set.Want.GPM && g.gpm && !r.lost {
-		if !migMode {
-			s.readGPM(&g.gpmPair, func(sm nvml.GpmSample) nvml.Return { return h.GpmSampleGet(sm) }, &smp, g)
-		}
+	if s.set.Want.GPM && g.gpm && !migMode && !r.lost {
+		s.readGPM(&g.gpmPair, func(sm nvml.GpmSample) nvml.Return { return h.GpmSampleGet(sm) }, &smp, g)
 	}
-	var procs map[uint32][]model.Process
+	var migProcs map[string][]model.Process
 	if s.set.Want.Processes && !r.lost {
-		procs = s.readProcesses(r, g, &smp, migMode)
+		if migMode {
+			migProcs = s.migProcesses(r, g, migs)
+		} else {
+			smp.Processes = s.gpuProcesses(r, g)
+		}
 	}
 	if r.lost {
 		smp = model.Sample{Identity: g.id, Lost: true}
@@ -162,13 +164,13 @@ func (s *Source) sampleGPU(g *gpu, snap *model.Snapshot) {
 		snap.Samples = append(snap.Samples, smp)
 	}
 	for _, m := range migs {
-		snap.Samples = append(snap.Samples, s.sampleMIG(g, m, procs))
+		snap.Samples = append(snap.Samples, s.sampleMIG(g, m, migProcs[m.id.HWID]))
 	}
 }
 
 // sampleMIG reads one MIG instance: its memory, its GPM activity (read
 // through the parent GPU) and its processes.
-func (s *Source) sampleMIG(g *gpu, m *migDevice, procs map[uint32][]model.Process) model.Sample {
+func (s *Source) sampleMIG(g *gpu, m *migDevice, procs []model.Process) model.Sample {
 	r := &reading{s: s, g: g}
 	smp := model.Sample{Identity: m.id}
 	if mem, ret := m.handle.GetMemoryInfo(); r.ok("MIG GetMemoryInfo", ret) {
@@ -181,6 +183,6 @@ func (s *Source) sampleMIG(g *gpu, m *migDevice, procs map[uint32][]model.Proces
 		gi := m.id.GPUInstanceID
 		s.readGPM(&m.gpmPair, func(sm nvml.GpmSample) nvml.Return { return g.handle.GpmMigSampleGet(gi, sm) }, &smp, g)
 	}
-	smp.Processes = procs[uint32(m.id.GPUInstanceID)]
+	smp.Processes = procs
 	return smp
 }

@@ -207,10 +207,21 @@ func TestMIGInstancesAreResources(t *testing.T) {
 	require.NoError(t, err)
 	insts := f.MIG(0)
 	require.Len(t, insts, 3)
+	// Each instance lists its own processes; the third one's driver does
+	// not answer on MIG handles, so the GPU's list (with GPU-instance ids)
+	// is split instead.
+	f.UpdateMIG(0, insts[0].GI, func(r *nvmltest.Readings) {
+		r.Compute = []nvml.ProcessInfo{{Pid: 7002, UsedGpuMemory: 2 << 30, GpuInstanceId: uint32(insts[0].GI), ComputeInstanceId: 0}}
+	})
+	f.UpdateMIG(0, insts[1].GI, func(r *nvmltest.Readings) {
+		r.MPS = []nvml.ProcessInfo{{Pid: 7001, UsedGpuMemory: 1 << 30, GpuInstanceId: uint32(insts[1].GI), ComputeInstanceId: 0}}
+	})
+	f.UpdateMIG(0, insts[2].GI, func(r *nvmltest.Readings) { r.ProcessesUnsupported = true })
 	f.Update(0, func(r *nvmltest.Readings) {
 		r.Compute = []nvml.ProcessInfo{
 			{Pid: 7001, UsedGpuMemory: 1 << 30, GpuInstanceId: uint32(insts[1].GI), ComputeInstanceId: 0},
 			{Pid: 7002, UsedGpuMemory: 2 << 30, GpuInstanceId: uint32(insts[0].GI), ComputeInstanceId: 0},
+			{Pid: 7003, UsedGpuMemory: 3 << 30, GpuInstanceId: uint32(insts[2].GI), ComputeInstanceId: 0},
 		}
 	})
 	s, _ := startFake(t, f, nil)
@@ -239,7 +250,9 @@ func TestMIGInstancesAreResources(t *testing.T) {
 
 	small := sampleOf(t, snap, insts[1].UUID)
 	assert.InDelta(t, 1.0/7, small.Share, 1e-12)
-	assert.Equal(t, []model.Process{{PID: 7001, MemBytes: model.Of(float64(1 << 30))}}, small.Processes)
+	assert.Equal(t, []model.Process{{PID: 7001, MemBytes: model.Of(float64(1 << 30))}}, small.Processes, "MPS clients count")
+	assert.Equal(t, []model.Process{{PID: 7003, MemBytes: model.Of(float64(3 << 30))}}, sampleOf(t, snap, insts[2].UUID).Processes,
+		"from the GPU's list, by GPU-instance id")
 
 	// MIG layout changes at run time: a destroyed instance disappears.
 	f.Update(0, func(*nvmltest.Readings) {})

@@ -56,6 +56,9 @@ type Readings struct {
 
 	Compute, MPS []nvml.ProcessInfo
 	ProcessUtil  []nvml.ProcessUtilizationSample
+	// ProcessesUnsupported makes a MIG instance refuse process queries, as
+	// some drivers do; the parent GPU's list then applies.
+	ProcessesUnsupported bool
 
 	// GPMPct by GPM metric id (percent); set on GPUs and MIG instances.
 	GPMPct map[nvml.GpmMetricId]float64
@@ -632,6 +635,22 @@ func (f *Fake) addMIGDevice(gpu int, parent *server.Device, profile string, gi, 
 	md.GetComputeInstanceIdFunc = func() (int, nvml.Return) { return ci, nvml.SUCCESS }
 	md.IsMigDeviceHandleFunc = func() (bool, nvml.Return) { return true, nvml.SUCCESS }
 	md.GetDeviceHandleFromMigDeviceHandleFunc = func() (nvml.Device, nvml.Return) { return parent, nvml.SUCCESS }
+	md.GetComputeRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if r.ProcessesUnsupported {
+			return nil, nvml.ERROR_NOT_SUPPORTED
+		}
+		return append([]nvml.ProcessInfo(nil), r.Compute...), nvml.SUCCESS
+	}
+	md.GetMPSComputeRunningProcessesFunc = func() ([]nvml.ProcessInfo, nvml.Return) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if r.ProcessesUnsupported {
+			return nil, nvml.ERROR_NOT_SUPPORTED
+		}
+		return append([]nvml.ProcessInfo(nil), r.MPS...), nvml.SUCCESS
+	}
 	md.GetMemoryInfoFunc = func() (nvml.Memory, nvml.Return) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
