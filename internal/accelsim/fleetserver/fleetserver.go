@@ -60,7 +60,7 @@ type Running struct {
 }
 
 // Start serves fleet f. On error everything already started is stopped.
-func Start(f *fleet.Fleet, opts Options) (r *Running, err error) {
+func Start(f *fleet.Fleet, opts Options) (_ *Running, err error) {
 	if opts.Host == "" {
 		opts.Host = "127.0.0.1"
 	}
@@ -80,7 +80,7 @@ func Start(f *fleet.Fleet, opts Options) (r *Running, err error) {
 	started := opts.Clock.Now().UTC()
 	tl := sim.Timeline{Start: started, Speed: opts.Speed, Clock: opts.Clock}
 	world := sim.NewWorld(f)
-	r = &Running{World: world, Timeline: tl}
+	r := &Running{World: world, Timeline: tl}
 	defer func() {
 		if err != nil {
 			_ = r.Close(context.Background())

@@ -100,6 +100,9 @@ func ParseConfig(data []byte) (*Config, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, errors.New("empty configuration")
 		}
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, errors.New("invalid JSON: the document ends early (truncated file?)")
+		}
 		return nil, err
 	}
 	if dec.More() {
