@@ -82,6 +82,7 @@ func (s *Source) enumerate() error {
 			if sup, ret := h.GpmQueryDeviceSupport(); ret == nvml.SUCCESS && sup.IsSupportedDevice != 0 {
 				g.gpm = true
 			}
+			s.registerEvents(g)
 		}
 		g.selected = s.set.Filter.Match(i, id.HWID)
 		gpus = append(gpus, g)

@@ -13,36 +13,44 @@ import (
 // error is not announced twice.
 const watchedEvents = nvml.EventTypeXidCriticalError | nvml.EventTypeGpuUnavailableError | nvml.EventTypeGpuRecoveryAction
 
-// watchEvents registers every GPU on one event set and waits on it until
-// Shutdown. Without events (unsupported GPU, no permission) health still
-// comes from polling; only XIDs are missed, and that is said once.
-func (s *Source) watchEvents() {
+// openEvents creates the event set GPUs are registered on as they are
+// enumerated. Without it (unsupported, no permission) health still comes
+// from polling; only XIDs are missed, and that is said once. Called with
+// s.mu held.
+func (s *Source) openEvents() {
 	set, ret := s.lib.EventSetCreate()
 	if ret != nvml.SUCCESS {
 		s.warnf("eventset", "NVML event set unavailable (%v): XIDs will not be reported; other health conditions are still polled", ret)
 		return
 	}
-	s.mu.Lock()
 	s.events = set
-	registered := 0
-	for _, g := range s.gpus {
-		supported, ret := g.handle.GetSupportedEventTypes()
-		if ret != nvml.SUCCESS {
-			s.warnf("events/"+g.id.HWID, "NVML cannot report events for %s (%v): its XIDs will not be reported", g.id.HWID, ret)
-			continue
-		}
-		mask := supported & watchedEvents
-		if mask == 0 {
-			continue
-		}
-		if ret := g.handle.RegisterEvents(mask, set); ret != nvml.SUCCESS {
-			s.warnf("events/"+g.id.HWID, "NVML event registration failed for %s (%v): its XIDs will not be reported", g.id.HWID, ret)
-			continue
-		}
-		registered++
+}
+
+// registerEvents adds a GPU to the event set. Called with s.mu held.
+func (s *Source) registerEvents(g *gpu) {
+	if s.events == nil {
+		return
 	}
+	supported, ret := g.handle.GetSupportedEventTypes()
+	if ret != nvml.SUCCESS {
+		s.warnf("events/"+g.id.HWID, "NVML cannot report events for %s (%v): its XIDs will not be reported", g.id.HWID, ret)
+		return
+	}
+	mask := supported & watchedEvents
+	if mask == 0 {
+		return
+	}
+	if ret := g.handle.RegisterEvents(mask, s.events); ret != nvml.SUCCESS {
+		s.warnf("events/"+g.id.HWID, "NVML event registration failed for %s (%v): its XIDs will not be reported", g.id.HWID, ret)
+	}
+}
+
+// watchEvents waits on the event set until Shutdown.
+func (s *Source) watchEvents() {
+	s.mu.Lock()
+	set := s.events
 	s.mu.Unlock()
-	if registered == 0 {
+	if set == nil {
 		return
 	}
 	timeout := uint32(s.set.EventWait / time.Millisecond)

@@ -173,8 +173,13 @@ func (s *Source) open() bool {
 		return false
 	}
 	s.mu.Lock()
+	s.openEvents()
 	err := s.enumerate()
 	if err != nil {
+		if s.events != nil {
+			_ = s.events.Free()
+			s.events = nil
+		}
 		s.mu.Unlock()
 		_ = s.lib.Shutdown()
 		s.initFailedErr(err)
