@@ -112,6 +112,10 @@ type acc struct {
 	count    float64
 	hasCount bool
 	line     int
+	// broken is set when a sample of the series could not be read: a
+	// histogram missing one bucket would misstate the distribution, so
+	// the whole series is dropped.
+	broken bool
 }
 
 // Normalize maps one scrape of a server of the given kind. defaultModel
@@ -158,7 +162,8 @@ func Normalize(kind string, samples []promtext.Sample, defaultModel string) Resu
 				accs[key] = a
 				order = append(order, a)
 			}
-			if err := a.add(b, s); err != nil {
+			if err := a.add(b, s); err != nil && !a.broken {
+				a.broken = true
 				res.addError(err)
 			}
 		}
@@ -230,7 +235,7 @@ func (a *acc) add(b *binding, s *promtext.Sample) error {
 			return a.errorf(s, "bucket without an le label")
 		}
 		le, err := strconv.ParseFloat(leText, 64)
-		if err != nil || math.IsNaN(le) {
+		if err != nil || math.IsNaN(le) || math.IsInf(le, -1) {
 			return a.errorf(s, "bucket bound le=%q is not a number", leText)
 		}
 		if !math.IsInf(le, 1) {
@@ -250,6 +255,9 @@ func (a *acc) add(b *binding, s *promtext.Sample) error {
 // usable reports whether the series carries a value to emit, as opposed to a
 // _created sample alone or a count without the totals it divides.
 func (a *acc) usable() bool {
+	if a.broken {
+		return false
+	}
 	switch a.out.kind {
 	case KindHistogram:
 		if len(a.buckets) == 0 {
@@ -262,7 +270,7 @@ func (a *acc) usable() bool {
 }
 
 func (a *acc) errorf(s *promtext.Sample, format string, args ...any) error {
-	return fmt.Errorf("%s (line %d): %s", s.Name, s.Line, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%s from %s (line %d) dropped: %s", a.out.metric, s.Name, s.Line, fmt.Sprintf(format, args...))
 }
 
 func (a *acc) dropf(format string, args ...any) error {
@@ -335,6 +343,11 @@ func (a *acc) histogram() (Histogram, error) {
 		}
 		return 0
 	})
+	for i := 1; i < len(a.buckets); i++ {
+		if a.buckets[i].le == a.buckets[i-1].le {
+			return h, fmt.Errorf("bucket le=%v appears twice", a.buckets[i].le)
+		}
+	}
 	finite := a.buckets
 	if last := a.buckets[len(a.buckets)-1]; math.IsInf(last.le, 1) {
 		finite = a.buckets[:len(a.buckets)-1]
@@ -353,9 +366,6 @@ func (a *acc) histogram() (Histogram, error) {
 	h.Counts = make([]uint64, len(finite)+1)
 	prev := 0.0
 	for i, b := range finite {
-		if i > 0 && b.le == finite[i-1].le {
-			return Histogram{}, fmt.Errorf("bucket le=%v appears twice", b.le)
-		}
 		if !validCount(b.cum) {
 			return Histogram{}, fmt.Errorf("bucket le=%v count %v is not a finite non-negative number", b.le, b.cum)
 		}

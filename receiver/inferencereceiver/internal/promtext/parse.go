@@ -125,6 +125,9 @@ func parseSample(line string, buf []Label) (Sample, []Label, string) {
 			return s, buf, "metric name expected"
 		}
 		s.Name, rest = rest[:n], rest[n:]
+		if strings.TrimLeft(rest, " \t") != "" && strings.TrimLeft(rest, " \t")[0] == '{' {
+			rest = strings.TrimLeft(rest, " \t")
+		}
 	}
 	if len(rest) > 0 && rest[0] == '{' {
 		var reason string
@@ -143,10 +146,14 @@ func parseSample(line string, buf []Label) (Sample, []Label, string) {
 			return s, buf, "metric name expected"
 		}
 	}
-	if len(rest) == 0 || (rest[0] != ' ' && rest[0] != '\t') {
+	afterLabels := len(rest) < len(line) && line[len(line)-len(rest)-1] == '}'
+	if len(rest) == 0 || (rest[0] != ' ' && rest[0] != '\t' && !afterLabels) {
 		return s, buf, "space and value expected after the series"
 	}
 	rest = strings.TrimLeft(rest, " \t")
+	if rest == "" {
+		return s, buf, "space and value expected after the series"
+	}
 	end := strings.IndexAny(rest, " \t")
 	valueText := rest
 	if end >= 0 {
