@@ -5,6 +5,7 @@ import (
 	"flag"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
@@ -19,6 +20,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver/receivertest"
+	"go.opentelemetry.io/collector/scraper/scraperhelper"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
@@ -154,6 +156,19 @@ func (h *harness) scrape(t testing.TB) pmetric.Metrics {
 	md, err := h.scraper.scrape(context.Background())
 	require.NoError(t, err)
 	return md
+}
+
+func mustURL(t testing.TB, raw string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(raw)
+	require.NoError(t, err)
+	return u
+}
+
+func newMetrics() pmetric.Metrics { return pmetric.NewMetrics() }
+
+func scraperhelperTicker(ch chan time.Time) scraperhelper.ControllerOption {
+	return scraperhelper.WithTickerChannel(ch)
 }
 
 func configFor(targets ...TargetConfig) *Config {

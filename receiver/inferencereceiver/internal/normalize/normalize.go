@@ -12,7 +12,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/otelcol-accel/otelcol-accel/receiver/inferencereceiver/internal/promtext"
 )
@@ -127,9 +126,9 @@ func Normalize(kind string, samples []promtext.Sample, defaultModel string) Resu
 		res.addError(fmt.Errorf("unknown server kind %q", kind))
 		return res
 	}
-	accs := map[accKey]*acc{}
+	accs := map[string]*acc{}
 	var order []*acc
-	var keyBuf strings.Builder
+	var keyBuf []byte
 	for i := range samples {
 		s := &samples[i]
 		bindings := idx.bySample[s.Name]
@@ -149,17 +148,16 @@ func Normalize(kind string, samples []promtext.Sample, defaultModel string) Resu
 			if b.attrLabel != "" {
 				attr, _ = s.Label(b.attrLabel)
 			}
-			key := accKey{
-				model:  model,
-				outIdx: b.outIdx,
-				rank:   b.rank,
-				attr:   attr,
-				source: sourceKey(&keyBuf, s.Labels, idx.modelLabel, b),
-			}
-			a := accs[key]
+			// The lookup key is built in a reused buffer; a string is
+			// allocated only for a series seen for the first time.
+			keyBuf = appendLookupKey(keyBuf[:0], model, b, attr)
+			srcStart := len(keyBuf)
+			keyBuf = appendSourceKey(keyBuf, s.Labels, idx.modelLabel, b)
+			a := accs[string(keyBuf)]
 			if a == nil {
+				key := accKey{model: model, outIdx: b.outIdx, rank: b.rank, attr: attr, source: string(keyBuf[srcStart:])}
 				a = &acc{key: key, out: b.out, line: s.Line}
-				accs[key] = a
+				accs[string(keyBuf)] = a
 				order = append(order, a)
 			}
 			if err := a.add(b, s); err != nil && !a.broken {
@@ -200,23 +198,35 @@ func Normalize(kind string, samples []promtext.Sample, defaultModel string) Resu
 	return res
 }
 
-// sourceKey renders the labels that identify a source series within its
-// output: all but the model label, le, the attribute label and dropped ones.
-func sourceKey(buf *strings.Builder, labels []promtext.Label, modelLabel string, b *binding) string {
-	buf.Reset()
+func appendLookupKey(buf []byte, model string, b *binding, attr string) []byte {
+	buf = append(buf, model...)
+	buf = append(buf, 0)
+	buf = strconv.AppendInt(buf, int64(b.outIdx), 10)
+	buf = append(buf, 0)
+	buf = strconv.AppendInt(buf, int64(b.rank), 10)
+	buf = append(buf, 0)
+	buf = append(buf, attr...)
+	return append(buf, 0)
+}
+
+// appendSourceKey renders the labels that identify a source series within
+// its output: all but the model label, le, the attribute label and dropped
+// ones.
+func appendSourceKey(buf []byte, labels []promtext.Label, modelLabel string, b *binding) []byte {
+	start := len(buf)
 	for _, l := range labels {
 		if l.Name == modelLabel || l.Name == "le" || l.Name == b.attrLabel || slices.Contains(b.drop, l.Name) {
 			continue
 		}
-		if buf.Len() > 0 {
-			buf.WriteByte(',')
+		if len(buf) > start {
+			buf = append(buf, ',')
 		}
-		buf.WriteString(l.Name)
-		buf.WriteString(`="`)
-		buf.WriteString(l.Value)
-		buf.WriteByte('"')
+		buf = append(buf, l.Name...)
+		buf = append(buf, `="`...)
+		buf = append(buf, l.Value...)
+		buf = append(buf, '"')
 	}
-	return buf.String()
+	return buf
 }
 
 func (a *acc) add(b *binding, s *promtext.Sample) error {

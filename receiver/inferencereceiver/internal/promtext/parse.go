@@ -70,9 +70,10 @@ const maxExcerpt = 120
 // Parse reads an exposition document. It never fails: unreadable lines are
 // recorded in Document.Errors and skipped.
 func Parse(text string) Document {
-	var doc Document
-	// One backing array for all labels keeps allocations per scrape flat.
-	labels := make([]Label, 0, 64)
+	// Sized from cheap upper bounds so the arrays never grow: one backing
+	// array for all labels keeps allocations per scrape flat.
+	doc := Document{Samples: make([]Sample, 0, strings.Count(text, "\n")+1)}
+	labels := make([]Label, 0, strings.Count(text, "=\""))
 	lineNo := 0
 	for len(text) > 0 {
 		var line string
@@ -83,7 +84,7 @@ func Parse(text string) Document {
 		}
 		lineNo++
 		line = strings.TrimSuffix(line, "\r")
-		trimmed := strings.TrimLeft(line, " \t")
+		trimmed := trimBlank(line)
 		if trimmed == "" || trimmed[0] == '#' {
 			continue
 		}
@@ -125,8 +126,8 @@ func parseSample(line string, buf []Label) (Sample, []Label, string) {
 			return s, buf, "metric name expected"
 		}
 		s.Name, rest = rest[:n], rest[n:]
-		if strings.TrimLeft(rest, " \t") != "" && strings.TrimLeft(rest, " \t")[0] == '{' {
-			rest = strings.TrimLeft(rest, " \t")
+		if trimBlank(rest) != "" && trimBlank(rest)[0] == '{' {
+			rest = trimBlank(rest)
 		}
 	}
 	if len(rest) > 0 && rest[0] == '{' {
@@ -150,7 +151,7 @@ func parseSample(line string, buf []Label) (Sample, []Label, string) {
 	if len(rest) == 0 || (rest[0] != ' ' && rest[0] != '\t' && !afterLabels) {
 		return s, buf, "space and value expected after the series"
 	}
-	rest = strings.TrimLeft(rest, " \t")
+	rest = trimBlank(rest)
 	if rest == "" {
 		return s, buf, "space and value expected after the series"
 	}
@@ -174,7 +175,7 @@ func parseSample(line string, buf []Label) (Sample, []Label, string) {
 // exemplar after the value. Timestamps are ignored: the receiver stamps
 // points with its own scrape time, as Prometheus does by default.
 func checkTrailer(t string) string {
-	t = strings.TrimLeft(t, " \t")
+	t = trimBlank(t)
 	if t == "" || t[0] == '#' {
 		return ""
 	}
@@ -182,7 +183,7 @@ func checkTrailer(t string) string {
 	ts := t
 	if end >= 0 {
 		ts = t[:end]
-		rest := strings.TrimLeft(t[end:], " \t")
+		rest := trimBlank(t[end:])
 		if rest != "" && rest[0] != '#' {
 			return "unexpected text after the timestamp"
 		}
@@ -199,7 +200,7 @@ func checkTrailer(t string) string {
 func parseLabels(s string, buf []Label) ([]Label, string, string, string) {
 	var quotedName string
 	for {
-		s = strings.TrimLeft(s, " \t")
+		s = trimBlank(s)
 		if s == "" {
 			return buf, "", "", "unterminated label set"
 		}
@@ -218,7 +219,7 @@ func parseLabels(s string, buf []Label) ([]Label, string, string, string) {
 		} else {
 			buf = append(buf, l)
 		}
-		s = strings.TrimLeft(rest, " \t")
+		s = trimBlank(rest)
 		if s == "" {
 			return buf, "", "", "unterminated label set"
 		}
@@ -240,7 +241,7 @@ func parseLabelPair(s string) (l Label, isName bool, rest string, reason string)
 		if !ok {
 			return l, false, "", "unterminated quoted name"
 		}
-		r = strings.TrimLeft(r, " \t")
+		r = trimBlank(r)
 		if r == "" || r[0] != '=' {
 			return Label{Value: v}, true, r, ""
 		}
@@ -250,12 +251,12 @@ func parseLabelPair(s string) (l Label, isName bool, rest string, reason string)
 		if n == 0 {
 			return l, false, "", "label name expected"
 		}
-		l.Name, s = s[:n], strings.TrimLeft(s[n:], " \t")
+		l.Name, s = s[:n], trimBlank(s[n:])
 	}
 	if s == "" || s[0] != '=' {
 		return l, false, "", "'=' expected after label " + strconv.Quote(l.Name)
 	}
-	s = strings.TrimLeft(s[1:], " \t")
+	s = trimBlank(s[1:])
 	if s == "" || s[0] != '"' {
 		return l, false, "", "quoted value expected for label " + strconv.Quote(l.Name)
 	}
@@ -334,4 +335,14 @@ func labelNameLen(s string) int {
 		return i
 	}
 	return len(s)
+}
+
+// trimBlank drops leading spaces and tabs.
+func trimBlank(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] != ' ' && s[i] != '\t' {
+			return s[i:]
+		}
+	}
+	return ""
 }
