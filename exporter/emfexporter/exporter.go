@@ -44,10 +44,6 @@ type emfExporter struct {
 	degraded bool
 }
 
-// newLogsClient is replaced in tests that need a fault the real client
-// cannot produce; by default it is the aws-sdk-go-v2 client.
-var newLogsClient = output.NewLogsClient
-
 func newEMFExporter(cfg *Config, set exporter.Settings) (*emfExporter, error) {
 	group, err := logname.Parse(cfg.LogGroupName, logname.Group)
 	if err != nil {
@@ -75,7 +71,7 @@ func newEMFExporter(cfg *Config, set exporter.Settings) (*emfExporter, error) {
 	default:
 		client := output.ClientConfig{Region: cfg.Region, Endpoint: cfg.Endpoint, RoleARN: cfg.RoleARN}
 		e.sink = output.NewCloudWatchLogs(func(ctx context.Context) (output.LogsAPI, error) {
-			api, region, err := newLogsClient(ctx, client)
+			api, region, err := output.NewLogsClient(ctx, client)
 			if err == nil {
 				set.Logger.Info("Sending EMF and log events to CloudWatch Logs",
 					zap.String("region", region), zap.String("log_group_name", cfg.LogGroupName),
