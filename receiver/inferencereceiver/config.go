@@ -135,6 +135,9 @@ func (cfg *Config) Validate() error {
 	if cfg.ScrapeTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("scrape_timeout must be positive, got %s", cfg.ScrapeTimeout))
 	}
+	if cfg.CollectionInterval > 0 && cfg.ScrapeTimeout > cfg.CollectionInterval {
+		errs = append(errs, fmt.Errorf("scrape_timeout (%s) is longer than collection_interval (%s): scrapes would overlap", cfg.ScrapeTimeout, cfg.CollectionInterval))
+	}
 	if cfg.MaxResponseBytes <= 0 {
 		errs = append(errs, fmt.Errorf("max_response_bytes must be positive, got %d", cfg.MaxResponseBytes))
 	}
@@ -146,6 +149,9 @@ func (cfg *Config) Validate() error {
 		if err := t.validate(); err != nil {
 			errs = append(errs, fmt.Errorf("targets[%d]: %w", i, err))
 			continue
+		}
+		if cfg.CollectionInterval > 0 && t.Timeout > cfg.CollectionInterval {
+			errs = append(errs, fmt.Errorf("targets[%d]: timeout (%s) is longer than collection_interval (%s)", i, t.Timeout, cfg.CollectionInterval))
 		}
 		u, _ := t.url()
 		if j, dup := seen[u.String()]; dup {

@@ -91,6 +91,10 @@ func TestInvalidConfigs(t *testing.T) {
 			"targets[3]: timeout must not be negative, got -1s",
 			"targets[5]: endpoint http://10.0.0.9:8000/metrics is already targets[4]",
 		},
+		"slow": {
+			"scrape_timeout (10s) is longer than collection_interval (5s): scrapes would overlap",
+			"targets[0]: timeout (6s) is longer than collection_interval (5s)",
+		},
 		"bad_discovery": {
 			"scrape_timeout must be positive, got 0s",
 			`discovery: auth_type "token": use serviceAccount, kubeConfig or none`,

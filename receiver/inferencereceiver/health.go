@@ -98,7 +98,14 @@ func (h *health) note(key, kind string, now time.Time, msg string, fields ...zap
 // changed: RecoverableError naming each with its reason, or OK once all
 // recover. A reason that changes while its target stays down does not cause
 // a new report.
-func (h *health) report(host component.Host) {
+func (h *health) report(host component.Host, now time.Time) {
+	// A note older than the interval would be logged again anyway; dropping
+	// it keeps the map from growing with pods that came and went.
+	for k, at := range h.notes {
+		if now.Sub(at) >= h.interval {
+			delete(h.notes, k)
+		}
+	}
 	keys := make([]string, 0, len(h.failing))
 	for k := range h.failing {
 		keys = append(keys, k)

@@ -152,7 +152,7 @@ func (s *inferenceScraper) scrape(ctx context.Context) (pmetric.Metrics, error) 
 		}
 		s.emitter.emit(md, t, r.kind, r.outputs)
 	}
-	s.health.report(s.host)
+	s.health.report(s.host, now)
 	return md, nil
 }
 
