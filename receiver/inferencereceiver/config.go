@@ -71,7 +71,22 @@ type TargetConfig struct {
 	Operation string `mapstructure:"operation"`
 	// Timeout overrides scrape_timeout for this target.
 	Timeout time.Duration `mapstructure:"timeout"`
+	// Pod names the pod the server runs in, for servers found without
+	// discovery: a collector sidecar scraping localhost (from the downward
+	// API), or a list generated from elsewhere. Its uid is what the
+	// attributes processor joins on.
+	Pod PodConfig `mapstructure:"pod"`
 }
+
+// PodConfig identifies a pod.
+type PodConfig struct {
+	Name      string `mapstructure:"name"`
+	Namespace string `mapstructure:"namespace"`
+	UID       string `mapstructure:"uid"`
+	Node      string `mapstructure:"node"`
+}
+
+func (p PodConfig) set() bool { return p != PodConfig{} }
 
 // DiscoveryConfig finds inference servers among the pods of this node.
 type DiscoveryConfig struct {
@@ -177,6 +192,9 @@ func (t TargetConfig) validate() error {
 	}
 	if t.Timeout < 0 {
 		return fmt.Errorf("timeout must not be negative, got %s", t.Timeout)
+	}
+	if t.Pod.set() && strings.TrimSpace(t.Pod.UID) == "" {
+		return errors.New("pod.uid is empty: the pod's uid is what joins its inference metrics to its devices (downward API: metadata.uid)")
 	}
 	return nil
 }

@@ -40,6 +40,7 @@ func TestLoadFullConfig(t *testing.T) {
 		{Endpoint: "10.0.0.8:30000", Server: "sglang", Timeout: time.Second},
 		{Endpoint: "http://tgi.llm.svc:80", Server: "tgi", Model: "HuggingFaceH4/zephyr-7b-beta", Operation: "text_completion"},
 		{Endpoint: "http://nim.llm.svc:8000", Server: "nim"},
+		{Endpoint: "localhost:8001", Pod: PodConfig{Name: "vllm-0", Namespace: "llm", UID: "6f1c2a4e-0b7d-4a51-9a2e-3c1d5e7f9a01", Node: "gpu-node-1"}},
 	}
 	want.Discovery = DiscoveryConfig{
 		Enabled:               true,
@@ -69,6 +70,7 @@ func TestLoadFullConfig(t *testing.T) {
 		"http://10.0.0.8:30000/metrics",
 		"http://tgi.llm.svc:80/metrics",
 		"http://nim.llm.svc:8000/v1/metrics",
+		"http://localhost:8001/metrics",
 	}, urls)
 }
 
@@ -90,6 +92,7 @@ func TestInvalidConfigs(t *testing.T) {
 			"targets[2]: endpoint is empty",
 			"targets[3]: timeout must not be negative, got -1s",
 			"targets[5]: endpoint http://10.0.0.9:8000/metrics is already targets[4]",
+			"targets[6]: pod.uid is empty",
 		},
 		"slow": {
 			"scrape_timeout (10s) is longer than collection_interval (5s): scrapes would overlap",

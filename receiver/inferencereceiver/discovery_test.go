@@ -149,3 +149,18 @@ func TestPodWithBadAnnotationIsReportedNotScraped(t *testing.T) {
 	require.Len(t, warns, 1, "once per interval")
 	assert.Contains(t, warns[0].ContextMap()["error"], `pod llm/x-0: annotation otelcol-accel.io/inference-server="llamacpp" is not a known server kind`)
 }
+
+// A sidecar (or a generated list) names the pod of a static target; its
+// resources carry the pod's identity just as discovered ones do.
+func TestStaticTargetWithPodIdentity(t *testing.T) {
+	srv := newFakeServer(t, readFixture(t, "sglang.txt"))
+	h := newHarness(t, configFor(TargetConfig{Endpoint: srv.URL, Server: "sglang",
+		Pod: PodConfig{Name: "sglang-0", Namespace: "llm", UID: "uid-sglang-0"}}))
+	md := h.scrape(t)
+	require.Equal(t, 1, md.ResourceMetrics().Len())
+	attrs := md.ResourceMetrics().At(0).Resource().Attributes().AsRaw()
+	assert.Equal(t, "uid-sglang-0", attrs["k8s.pod.uid"])
+	assert.Equal(t, "sglang-0", attrs["k8s.pod.name"])
+	assert.Equal(t, "llm", attrs["k8s.namespace.name"])
+	assert.NotContains(t, attrs, "k8s.node.name", "not given, not invented")
+}

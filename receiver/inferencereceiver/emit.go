@@ -69,12 +69,18 @@ func (e *emitter) resource(t *target, kind, model string) pcommon.Resource {
 	rb.SetServerAddress(t.address)
 	rb.SetServerPort(t.port)
 	if t.pod != nil {
-		rb.SetK8sPodName(t.pod.Name)
-		rb.SetK8sPodUID(t.pod.UID)
-		rb.SetK8sNamespaceName(t.pod.Namespace)
-		rb.SetK8sNodeName(t.pod.NodeName)
+		setIf(rb.SetK8sPodName, t.pod.Name)
+		setIf(rb.SetK8sPodUID, t.pod.UID)
+		setIf(rb.SetK8sNamespaceName, t.pod.Namespace)
+		setIf(rb.SetK8sNodeName, t.pod.NodeName)
 	}
 	return rb.Emit()
+}
+
+func setIf(set func(string), v string) {
+	if v != "" {
+		set(v)
+	}
 }
 
 // writeMetric writes the data points of one metric (all attribute values).

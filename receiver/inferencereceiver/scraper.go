@@ -80,7 +80,11 @@ func (s *inferenceScraper) start(ctx context.Context, host component.Host) error
 		if timeout == 0 {
 			timeout = s.cfg.ScrapeTimeout
 		}
-		t := newTarget("static/"+u.String(), u, tc.server(), tc.Model, tc.Operation, timeout, nil)
+		var pod *discovery.Pod
+		if tc.Pod.set() {
+			pod = &discovery.Pod{Name: tc.Pod.Name, Namespace: tc.Pod.Namespace, UID: tc.Pod.UID, NodeName: tc.Pod.Node}
+		}
+		t := newTarget("static/"+u.String(), u, tc.server(), tc.Model, tc.Operation, timeout, pod)
 		s.static = append(s.static, t)
 		s.targets[t.id] = t
 	}
