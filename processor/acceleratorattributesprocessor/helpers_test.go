@@ -58,7 +58,7 @@ func (h *statusHost) last() *componentstatus.Event {
 // harness runs the processor against a real PodResources gRPC server on a
 // unix socket, client-go's fake API server, and a fake /proc.
 type harness struct {
-	t        *testing.T
+	t        testing.TB
 	dir      string
 	socket   string
 	kubelet  *prt.Server
@@ -68,9 +68,11 @@ type harness struct {
 	logs     *observer.ObservedLogs
 	p        *attributesProcessor
 	cfg      *Config
+	// mig, when set, stands in for NVML (go-nvml's mock servers).
+	mig nvmlmig.Resolver
 }
 
-func newHarness(t *testing.T, objects ...runtime.Object) *harness {
+func newHarness(t testing.TB, objects ...runtime.Object) *harness {
 	dir, err := os.MkdirTemp("", "aap")
 	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(dir) })
@@ -100,7 +102,12 @@ func (h *harness) start() {
 	tel.Logger = zap.New(core)
 	h.p = newAttributesProcessor(h.cfg, tel)
 	h.p.newClientset = func(kube.APIConfig) (kubernetes.Interface, error) { return h.client, nil }
-	h.p.openMIG = func() (nvmlmig.Resolver, func(), error) { return nil, nil, errNoNVML }
+	h.p.openMIG = func() (nvmlmig.Resolver, func(), error) {
+		if h.mig != nil {
+			return h.mig, func() {}, nil
+		}
+		return nil, nil, errNoNVML
+	}
 	require.NoError(h.t, h.p.Start(context.Background(), h.host))
 	h.t.Cleanup(func() { require.NoError(h.t, h.p.Shutdown(context.Background())) })
 	if h.p.kw != nil {
@@ -234,4 +241,10 @@ func resAttr(rm pmetric.ResourceMetrics, key string) any {
 		return nil
 	}
 	return v.AsRaw()
+}
+
+func fakeClientset(objects []runtime.Object) *fake.Clientset {
+	c := fake.NewClientset(objects...)
+	c.Resources = []*metav1.APIResourceList{{GroupVersion: "resource.k8s.io/v1"}}
+	return c
 }

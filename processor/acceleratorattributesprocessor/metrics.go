@@ -95,13 +95,14 @@ func (p *attributesProcessor) useHints(ix *index.Index, attrs pcommon.Map) {
 		attrs.PutStr(accelschema.AttrAllocationState, accelschema.AllocationAllocated)
 		return
 	}
+	// Not in the last answer: it may have just started, so ask the kubelet
+	// for it; meanwhile a hint the sources contradict is not passed on.
+	p.requestPod(ns, name)
 	if onNode, known := ix.PodOnNode(ns, name); known && !onNode {
 		p.rl.Debug("stale-hint/"+ns+"/"+name, "accelerator_attributes: dropping a pod hint for a pod that is not on this node",
 			zap.String("k8s.namespace.name", ns), zap.String("k8s.pod.name", name))
 		clearHolder(attrs)
-		return
 	}
-	p.requestPod(ns, name)
 }
 
 // enrichPodResource gives a resource that names a pod (an inference

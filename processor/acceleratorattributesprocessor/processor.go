@@ -372,11 +372,13 @@ func (p *attributesProcessor) rebuild() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	in := index.Input{
-		NodeName:       p.cfg.NodeName,
-		ClusterName:    p.cfg.ClusterName,
-		HostNames:      hostNames(p.cfg.NodeName),
-		PodResources:   p.src.pods,
-		PodResourcesOK: p.src.podsOK,
+		NodeName:     p.cfg.NodeName,
+		ClusterName:  p.cfg.ClusterName,
+		HostNames:    hostNames(p.cfg.NodeName),
+		PodResources: p.src.pods,
+		// The last good answer is used for staleAfter refreshes while the
+		// kubelet does not answer; it is not authoritative meanwhile.
+		PodResourcesOK: p.src.podsOK || p.src.pods != nil,
 		Allocatable:    p.src.allocatable,
 		ECS:            p.src.ecs,
 		ECSOK:          p.src.ecsOK,

@@ -87,11 +87,10 @@ func TestDCGMExporterMIGJoinedThroughNVML(t *testing.T) {
 	h.cfg.KubernetesAPI.Enabled = false
 	h.cfg.MIGLookup = migLookupNVML
 	h.kubelet.SetPods(prt.Pod("ml", "nb", prt.Container("jupyter", prt.Devices("nvidia.com/mig-3g.40gb", migA))))
-	h.start()
 	n, err := nvmlmig.OpenWith(server)
 	require.NoError(t, err)
-	h.p.mig = n
-	h.p.rebuild()
+	h.mig = n
+	h.start()
 
 	md := pmetric.NewMetrics()
 	addDevice(md, migAttrs(parent.UUID+"/gi1", parent.UUID, 3, 1, "3g.40gb", 0.5))
@@ -417,4 +416,51 @@ func TestNodeLabelsNeedNoDevices(t *testing.T) {
 	out := h.process(md)
 	assert.Equal(t, "from-imds", resAttr(out.ResourceMetrics().At(0), accelschema.AttrHostType), "receivers' own host facts win")
 	assert.Equal(t, nodeName, resAttr(out.ResourceMetrics().At(0), accelschema.AttrK8sNodeName))
+}
+
+func TestKubeletOutageKeepsLastHoldersButClaimsNothingUnallocated(t *testing.T) {
+	h := newHarness(t)
+	h.cfg.KubernetesAPI.Enabled = false
+	h.kubelet.SetPods(prt.Pod("ml", "p", prt.Container("c", prt.Devices("nvidia.com/gpu", gpu0))))
+	h.start()
+	h.kubelet.Stop()
+	h.p.refresh(context.Background())
+
+	md := pmetric.NewMetrics()
+	addDevice(md, gpuAttrs(gpu0, 0))
+	addDevice(md, gpuAttrs(gpu1, 1))
+	out := h.process(md)
+	assert.Equal(t, "p", resAttr(out.ResourceMetrics().At(0), accelschema.AttrK8sPodName), "the last answer still holds")
+	assert.Nil(t, resAttr(out.ResourceMetrics().At(1), accelschema.AttrAllocationState), "but a miss proves nothing now")
+	assert.Equal(t, componentstatus.StatusRecoverableError, h.host.last().Status())
+
+	for i := 0; i < staleAfter; i++ {
+		h.p.refresh(context.Background())
+	}
+	md = pmetric.NewMetrics()
+	addDevice(md, gpuAttrs(gpu0, 0))
+	out = h.process(md)
+	assert.Nil(t, resAttr(out.ResourceMetrics().At(0), accelschema.AttrK8sPodName), "too old to trust")
+}
+
+func TestHintForANewPodIsFetchedWithGet(t *testing.T) {
+	h := newHarness(t)
+	h.cfg.KubernetesAPI.Enabled = false
+	h.kubelet.SetPods(prt.Pod("ml", "old", prt.Container("c", prt.Devices("nvidia.com/mig-1g.10gb", migB))))
+	h.start()
+	// A pod starts after the last List; dcgm-exporter already names it.
+	h.kubelet.SetPods(prt.Pod("ml", "old", prt.Container("c", prt.Devices("nvidia.com/mig-1g.10gb", migB))),
+		prt.Pod("ml", "new", prt.Container("main", prt.Devices("nvidia.com/mig-1g.10gb", migA))))
+	batch := func() pmetric.Metrics {
+		md := pmetric.NewMetrics()
+		addDevice(md, append(migAttrs(gpu3+"/gi1", gpu3, 3, 1, "1g.10gb", 1.0/7),
+			kv{accelschema.AttrK8sPodName, "new"}, kv{accelschema.AttrK8sNamespaceName, "ml"}, kv{accelschema.AttrK8sContainerName, "main"}))
+		return md
+	}
+	h.process(batch())
+	require.Eventually(t, func() bool { return h.kubelet.GetCalls() > 0 }, 10*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool {
+		rm := h.process(batch()).ResourceMetrics().At(0)
+		return resAttr(rm, accelschema.AttrK8sPodName) == "new" && resAttr(rm, accelschema.AttrAllocationState) == "allocated"
+	}, 10*time.Second, 20*time.Millisecond)
 }

@@ -30,6 +30,7 @@ type Server struct {
 	allocatableUnsupported bool
 
 	listCalls atomic.Int64
+	getCalls  atomic.Int64
 
 	grpcServer *grpc.Server
 	socket     string
@@ -94,6 +95,9 @@ func (s *Server) SetUnsupported(get, allocatable bool) {
 // ListCalls counts List requests served.
 func (s *Server) ListCalls() int64 { return s.listCalls.Load() }
 
+// GetCalls counts Get requests served.
+func (s *Server) GetCalls() int64 { return s.getCalls.Load() }
+
 // List implements PodResourcesListerServer.
 func (s *Server) List(context.Context, *v1.ListPodResourcesRequest) (*v1.ListPodResourcesResponse, error) {
 	s.listCalls.Add(1)
@@ -115,6 +119,7 @@ func (s *Server) GetAllocatableResources(context.Context, *v1.AllocatableResourc
 
 // Get implements PodResourcesListerServer.
 func (s *Server) Get(_ context.Context, req *v1.GetPodResourcesRequest) (*v1.GetPodResourcesResponse, error) {
+	s.getCalls.Add(1)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.getUnsupported {
