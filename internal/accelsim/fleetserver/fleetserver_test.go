@@ -2,12 +2,14 @@ package fleetserver
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"reflect"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -181,5 +183,45 @@ func TestPortBaseAndCleanShutdown(t *testing.T) {
 	}
 	if _, err := os.Stat(r.File.Nodes[0].PodResourcesSocket); !os.IsNotExist(err) {
 		t.Errorf("socket left behind: %v", err)
+	}
+}
+
+// Collectors scrape nodes concurrently; the world's locks keep every page
+// consistent (run with -race).
+func TestConcurrentScrapes(t *testing.T) {
+	clock := &sim.FixedClock{T: time.Unix(1_800_000_000, 0)}
+	r := start(t, 0, clock)
+	var urls []string
+	for _, n := range r.File.Nodes {
+		if n.DCGMExporterURL != "" {
+			urls = append(urls, n.DCGMExporterURL)
+		}
+		for _, i := range n.Inference {
+			urls = append(urls, i.URL)
+		}
+	}
+	errs := make(chan error, len(urls)*3)
+	var wg sync.WaitGroup
+	for round := 0; round < 3; round++ {
+		for _, u := range urls {
+			wg.Add(1)
+			go func(u string) {
+				defer wg.Done()
+				resp, err := http.Get(u)
+				if err != nil {
+					errs <- err
+					return
+				}
+				defer resp.Body.Close()
+				if _, err := io.Copy(io.Discard, resp.Body); err != nil || resp.StatusCode != 200 {
+					errs <- fmt.Errorf("%s: %d %v", u, resp.StatusCode, err)
+				}
+			}(u)
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }

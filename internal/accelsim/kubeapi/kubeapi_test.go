@@ -413,3 +413,39 @@ func TestListThenWatchFromResourceVersion(t *testing.T) {
 		t.Errorf("first event after the list: %s %s %v", ev.Type, ev.Object.Name, ev.Object.Labels)
 	}
 }
+
+// FuzzRequests sends arbitrary paths, queries and Accept headers: the server
+// must answer every one with a status, never panic. Watches are excluded
+// (they stream until a timeout).
+func FuzzRequests(f *testing.F) {
+	store, err := NewStore(Objects(simtest.DemoFleet(f, 0)))
+	if err != nil {
+		f.Fatal(err)
+	}
+	srv := NewServer(store)
+	f.Add("/api/v1/pods", "fieldSelector=spec.nodeName%3Dgpu-h100-a&labelSelector=team%3Dsearch", "application/json")
+	f.Add("/api/v1/namespaces/chat/pods/llm-serving-0", "", "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1")
+	f.Add("/apis/resource.k8s.io/v1/resourceslices", "fieldSelector=spec.driver!%3Dx", "")
+	f.Add("/apis/apps", "", "")
+	f.Add("/api/v1/namespaces//pods/", "labelSelector=a+in+(b,c)", "")
+	f.Fuzz(func(t *testing.T, path, query, accept string) {
+		if strings.Contains(query, "watch") {
+			return
+		}
+		req := httptest.NewRequest(http.MethodGet, "http://x/", nil)
+		req.URL.Path = path
+		req.URL.RawQuery = query
+		req.Header.Set("Accept", accept)
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, req)
+		if rec.Code < 200 || rec.Code > 599 {
+			t.Fatalf("status %d", rec.Code)
+		}
+		if rec.Code != http.StatusOK {
+			var st metav1.Status
+			if err := json.Unmarshal(rec.Body.Bytes(), &st); err != nil || st.Kind != "Status" {
+				t.Fatalf("%d without a Status body: %s", rec.Code, rec.Body.Bytes())
+			}
+		}
+	})
+}
