@@ -239,9 +239,6 @@ func (d DiscoveryConfig) validate() []error {
 	if err := d.APIConfig.Check(); err != nil {
 		errs = append(errs, err)
 	}
-	if d.NodeName == "" {
-		errs = append(errs, errors.New("node_name is empty: set it to ${env:K8S_NODE_NAME} and give the collector's pod that variable from spec.nodeName (downward API)"))
-	}
 	if _, err := labels.Parse(d.LabelSelector); err != nil {
 		errs = append(errs, fmt.Errorf("label_selector %q: %w", d.LabelSelector, err))
 	}

@@ -101,7 +101,6 @@ func TestInvalidConfigs(t *testing.T) {
 		"bad_discovery": {
 			"scrape_timeout must be positive, got 0s",
 			`discovery: auth_type "token": use serviceAccount, kubeConfig or none`,
-			"discovery: node_name is empty: set it to ${env:K8S_NODE_NAME}",
 			`discovery: label_selector "app in (a"`,
 			`discovery: server "ray": use one of`,
 		},

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componentstatus"
+	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -163,4 +164,57 @@ func TestStaticTargetWithPodIdentity(t *testing.T) {
 	assert.Equal(t, "sglang-0", attrs["k8s.pod.name"])
 	assert.Equal(t, "llm", attrs["k8s.namespace.name"])
 	assert.NotContains(t, attrs, "k8s.node.name", "not given, not invented")
+}
+
+// TestDiscoveryWithoutKubernetesDegrades: the node agent runs on machines
+// that are not Kubernetes nodes too. No node name, or no client (serviceAccount
+// auth outside a cluster), must not stop the receiver: static targets are
+// still scraped, the status is recoverable with one clear message, and a
+// client that can be built later is picked up.
+func TestDiscoveryWithoutKubernetesDegrades(t *testing.T) {
+	vllm := newFakeServer(t, readFixture(t, "vllm_custom_buckets.txt"))
+
+	t.Run("no node name", func(t *testing.T) {
+		cfg := discoveryConfig()
+		cfg.Discovery.NodeName = ""
+		cfg.Targets = []TargetConfig{{Endpoint: vllm.URL, Server: "vllm"}}
+		h := newHarness(t, cfg, withClientset(fake.NewClientset()))
+		md := h.scrape(t)
+		h.scrape(t)
+		assert.Equal(t, 1, md.ResourceMetrics().Len(), "the static target is still scraped")
+		require.NotNil(t, h.host.last())
+		assert.Equal(t, componentstatus.StatusRecoverableError, h.host.last().Status())
+		assert.Contains(t, h.host.last().Err().Error(), "node_name is empty")
+		assert.Equal(t, 1, h.logs.FilterField(zap.String("target", "Kubernetes API")).Len(), "one message, not one per scrape")
+	})
+
+	t.Run("no client, then a client", func(t *testing.T) {
+		attempts := 0
+		var client kubernetes.Interface
+		h := newHarness(t, discoveryConfig(), func(o *options) {
+			o.newClientset = func(discovery.APIConfig) (kubernetes.Interface, error) {
+				attempts++
+				if client == nil {
+					return nil, rest.ErrNotInCluster
+				}
+				return client, nil
+			}
+		})
+		h.scrape(t)
+		require.NotNil(t, h.host.last())
+		assert.Equal(t, componentstatus.StatusRecoverableError, h.host.last().Status())
+		assert.Contains(t, h.host.last().Err().Error(), rest.ErrNotInCluster.Error())
+
+		// Within clientRetry nothing is retried; after it, the new client is used.
+		h.scrape(t)
+		assert.Equal(t, 1, attempts)
+		client = fake.NewClientset(servingPod("granite-0", "uid-granite-0", "gpu-node-1", portOf(t, vllm.URL), nil))
+		h.clock.advance(clientRetry)
+		h.scrape(t)
+		assert.Equal(t, 2, attempts)
+		require.NotNil(t, h.scraper.watcher)
+		require.Eventually(t, h.scraper.watcher.Synced, 5*time.Second, 10*time.Millisecond)
+		md := h.scrape(t)
+		assert.Equal(t, 1, md.ResourceMetrics().Len(), "the discovered pod is scraped once the API answers")
+	})
 }

@@ -2,6 +2,7 @@ package inferencereceiver // import "github.com/otelcol-accel/otelcol-accel/rece
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -25,6 +26,12 @@ type clientsetFunc func(discovery.APIConfig) (kubernetes.Interface, error)
 // keyKubernetes is the problem key of the Kubernetes API in health.
 const keyKubernetes = "kubernetes"
 
+// clientRetry is how often a failed Kubernetes client is built again.
+const clientRetry = time.Minute
+
+// errNoNodeName explains why discovery cannot run without a node name.
+var errNoNodeName = errors.New("node_name is empty (is K8S_NODE_NAME set from spec.nodeName with the downward API?)")
+
 // inferenceScraper scrapes every target once per collection interval, in
 // parallel, each with its own timeout, and emits what the healthy ones
 // served. Per-target failures are logged and reported as status here, not
@@ -43,6 +50,11 @@ type inferenceScraper struct {
 
 	watcher      *discovery.Watcher
 	watchStarted time.Time
+	// clientErr is why discovery has no Kubernetes client yet; it is
+	// retried every clientRetry, so an agent started before the API (or
+	// off Kubernetes altogether) keeps scraping its static targets.
+	clientErr     error
+	clientAttempt time.Time
 
 	static  []*target
 	targets map[string]*target // by id: static and discovered
@@ -90,12 +102,29 @@ func (s *inferenceScraper) start(ctx context.Context, host component.Host) error
 	}
 
 	if s.cfg.Discovery.Enabled {
-		client, err := s.opts.newClientset(s.cfg.Discovery.APIConfig)
-		if err != nil {
-			// Permanent: credentials or kubeconfig are wrong, and the
-			// user has to fix them.
-			return fmt.Errorf("inference receiver discovery: %w", err)
-		}
+		s.startDiscovery(s.opts.now())
+	}
+	return nil
+}
+
+// startDiscovery builds the Kubernetes client and starts watching this
+// node's pods. Failing that (no node name, not in a cluster, a broken
+// kubeconfig) is not fatal: the node agent must run on machines without
+// Kubernetes too, so the reason is reported as status by refreshTargets and
+// the attempt repeated every clientRetry.
+func (s *inferenceScraper) startDiscovery(now time.Time) {
+	s.clientAttempt = now
+	if s.cfg.Discovery.NodeName == "" {
+		s.clientErr = errNoNodeName
+		return
+	}
+	client, err := s.opts.newClientset(s.cfg.Discovery.APIConfig)
+	if err != nil {
+		s.clientErr = err
+		return
+	}
+	s.clientErr = nil
+	{
 		selector, _ := labels.Parse(s.cfg.Discovery.LabelSelector)
 		s.watcher = discovery.NewWatcher(client, discovery.Rules{
 			NodeName:           s.cfg.Discovery.NodeName,
@@ -108,9 +137,8 @@ func (s *inferenceScraper) start(ctx context.Context, host component.Host) error
 			DefaultPath:        defaultPath,
 		})
 		s.watcher.Start()
-		s.watchStarted = s.opts.now()
+		s.watchStarted = now
 	}
-	return nil
 }
 
 func (s *inferenceScraper) shutdown(context.Context) error {
@@ -171,6 +199,14 @@ func targetFields(t *target) []zap.Field {
 // ones and the pods discovery currently sees. State of pods that went away
 // is dropped.
 func (s *inferenceScraper) refreshTargets(now time.Time) []*target {
+	if s.cfg.Discovery.Enabled && s.watcher == nil {
+		if s.clientErr != errNoNodeName && now.Sub(s.clientAttempt) >= clientRetry {
+			s.startDiscovery(now)
+		}
+		if s.clientErr != nil {
+			s.health.fail(keyKubernetes, "Kubernetes API", fmt.Sprintf("inference pods are not discovered: %v; static targets are still scraped (set discovery.auth_type and kubeconfig, or turn discovery off off Kubernetes)", s.clientErr), now)
+		}
+	}
 	if s.watcher == nil {
 		return s.static
 	}
