@@ -57,6 +57,37 @@ type Running struct {
 	grpcs    []*grpc.Server
 	sockets  []string
 	wg       sync.WaitGroup
+	conns    connTracker
+}
+
+// connTracker remembers connections that never sent a request. Clients dial
+// ahead and may park such a connection; http.Server.Shutdown waits for it,
+// so Close closes it first.
+type connTracker struct {
+	mu    sync.Mutex
+	fresh map[net.Conn]struct{}
+}
+
+func (c *connTracker) track(conn net.Conn, st http.ConnState) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.fresh == nil {
+		c.fresh = map[net.Conn]struct{}{}
+	}
+	if st == http.StateNew {
+		c.fresh[conn] = struct{}{}
+	} else {
+		delete(c.fresh, conn)
+	}
+}
+
+func (c *connTracker) closeFresh() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for conn := range c.fresh {
+		_ = conn.Close()
+	}
+	c.fresh = nil
 }
 
 // Start serves fleet f. On error everything already started is stopped.
@@ -100,7 +131,7 @@ func Start(f *fleet.Fleet, opts Options) (_ *Running, err error) {
 		return l, nil
 	}
 	serveHTTP := func(l net.Listener, h http.Handler) string {
-		hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+		hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ConnState: r.conns.track}
 		r.https = append(r.https, hs)
 		r.wg.Add(1)
 		go func() {
@@ -238,13 +269,26 @@ func (r *Running) Close(ctx context.Context) error {
 	if r.kube != nil {
 		r.kube.Close()
 	}
+	// Servers shut down in parallel, after the connections that never
+	// carried a request are closed.
+	r.conns.closeFresh()
+	var mu sync.Mutex
 	var errs []error
+	var wg sync.WaitGroup
 	for _, hs := range r.https {
-		if err := hs.Shutdown(ctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			errs = append(errs, err)
-			_ = hs.Close()
-		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := hs.Shutdown(ctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				if cerr := hs.Close(); cerr != nil && !errors.Is(err, context.DeadlineExceeded) {
+					mu.Lock()
+					errs = append(errs, cerr)
+					mu.Unlock()
+				}
+			}
+		}()
 	}
+	wg.Wait()
 	for _, gs := range r.grpcs {
 		done := make(chan struct{})
 		go func() { gs.GracefulStop(); close(done) }()

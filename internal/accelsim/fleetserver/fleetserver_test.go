@@ -224,4 +224,14 @@ func TestConcurrentScrapes(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
+	// Connections the client dialled ahead and parked do not hold up Close.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	begin := time.Now()
+	if err := r.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(begin); d > 3*time.Second {
+		t.Errorf("Close took %v", d)
+	}
 }
