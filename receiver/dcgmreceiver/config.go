@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"path/filepath"
 	"time"
 
 	"go.opentelemetry.io/collector/config/confighttp"
@@ -34,6 +35,10 @@ type Config struct {
 
 	// Source is nvml (in-process, the default) or dcgm_exporter.
 	Source string `mapstructure:"source"`
+	// LibraryPath is the absolute path of libnvidia-ml.so.1 for source
+	// nvml; empty searches the loader's path (the NVIDIA container runtime
+	// puts it there).
+	LibraryPath string `mapstructure:"library_path"`
 	// Devices selects GPUs by index ("0") or UUID ("GPU-…", "MIG-…"); empty
 	// selects all. A MIG instance is selected when it or its GPU is.
 	Devices []string `mapstructure:"devices"`
@@ -100,10 +105,16 @@ func (cfg *Config) Validate() error {
 	var errs []error
 	switch cfg.Source {
 	case SourceNVML:
+		if cfg.LibraryPath != "" && !filepath.IsAbs(cfg.LibraryPath) {
+			errs = append(errs, fmt.Errorf("library_path %q must be an absolute path to libnvidia-ml.so.1 (a relative one would be searched for by the loader)", cfg.LibraryPath))
+		}
 		if cfg.Endpoint != "" {
 			errs = append(errs, fmt.Errorf("endpoint %q is only used with source: %s; remove it, or set source: %s", cfg.Endpoint, SourceDCGMExporter, SourceDCGMExporter))
 		}
 	case SourceDCGMExporter:
+		if cfg.LibraryPath != "" {
+			errs = append(errs, fmt.Errorf("library_path is only used with source: %s; remove it", SourceNVML))
+		}
 		if err := validateEndpoint(cfg.Endpoint); err != nil {
 			errs = append(errs, err)
 		}

@@ -64,15 +64,23 @@ func TestMPSConfig(t *testing.T) {
 	assert.Equal(t, 30*time.Minute, cfg.Health.XIDHold)
 }
 
+func TestLibraryPath(t *testing.T) {
+	cfg := loadConfig(t, "library_path")
+	require.NoError(t, confmap.Validate(cfg))
+	assert.Equal(t, "/host/driver/lib64/libnvidia-ml.so.1", cfg.LibraryPath)
+}
+
 func TestInvalidConfigs(t *testing.T) {
 	for name, want := range map[string]string{
-		"bad_source":                `source "dcgm" is not supported: use nvml (in-process NVML) or dcgm_exporter (scrape dcgm-exporter)`,
-		"exporter_without_endpoint": "source dcgm_exporter needs endpoint: dcgm-exporter's metrics URL, e.g. http://localhost:9400/metrics",
-		"exporter_bad_scheme":       `endpoint "localhost:9400" must start with http:// or https://`,
-		"nvml_with_endpoint":        `endpoint "http://localhost:9400/metrics" is only used with source: dcgm_exporter`,
-		"bad_devices":               `devices: "first" is neither a GPU index (0, 1, …) nor a UUID (GPU-…, MIG-…)`,
-		"bad_violation_unit":        `violation_unit "ms": use auto, ns or us`,
-		"bad_interval":              `"collection_interval": requires positive value`,
+		"bad_source":                 `source "dcgm" is not supported: use nvml (in-process NVML) or dcgm_exporter (scrape dcgm-exporter)`,
+		"exporter_without_endpoint":  "source dcgm_exporter needs endpoint: dcgm-exporter's metrics URL, e.g. http://localhost:9400/metrics",
+		"exporter_bad_scheme":        `endpoint "localhost:9400" must start with http:// or https://`,
+		"nvml_with_endpoint":         `endpoint "http://localhost:9400/metrics" is only used with source: dcgm_exporter`,
+		"bad_devices":                `devices: "first" is neither a GPU index (0, 1, …) nor a UUID (GPU-…, MIG-…)`,
+		"bad_violation_unit":         `violation_unit "ms": use auto, ns or us`,
+		"bad_interval":               `"collection_interval": requires positive value`,
+		"relative_library_path":      `library_path "lib/libnvidia-ml.so.1" must be an absolute path`,
+		"exporter_with_library_path": "library_path is only used with source: nvml",
 	} {
 		t.Run(name, func(t *testing.T) {
 			err := confmap.Validate(loadConfig(t, name))

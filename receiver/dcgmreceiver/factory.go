@@ -19,7 +19,8 @@ import (
 // it with go-nvml's mock servers, a fake MPS control client and a fixed
 // clock.
 type outside struct {
-	nvml     func() nvml.Interface
+	// nvml opens the NVML library, from libraryPath when it is set.
+	nvml     func(libraryPath string) nvml.Interface
 	mpsRun   mps.Runner
 	hostname func() (string, error)
 	getenv   func(string) string
@@ -30,13 +31,23 @@ type outside struct {
 
 func realWorld() outside {
 	return outside{
-		nvml:       func() nvml.Interface { return nvml.New() },
+		nvml:       openNVML,
 		mpsRun:     mps.ExecRunner,
 		hostname:   os.Hostname,
 		getenv:     os.Getenv,
 		now:        time.Now,
 		retryStart: 5 * time.Second,
 	}
+}
+
+// openNVML loads libnvidia-ml by its soname, or from an absolute path: in a
+// container the host's driver library is mounted somewhere the loader does
+// not search, and LD_LIBRARY_PATH would also swap in the host's libc.
+func openNVML(libraryPath string) nvml.Interface {
+	if libraryPath == "" {
+		return nvml.New()
+	}
+	return nvml.New(nvml.WithLibraryPath(libraryPath))
 }
 
 // NewFactory returns the dcgm receiver's factory.

@@ -38,7 +38,7 @@ var updateGolden = flag.Bool("update", false, "rewrite the golden files in testd
 func testWorld(t testing.TB, f *nvmltest.Fake) outside {
 	w := realWorld()
 	if f != nil {
-		w.nvml = func() nvml.Interface { return f.Server }
+		w.nvml = func(string) nvml.Interface { return f.Server }
 	}
 	w.hostname = func() (string, error) { return "gpu-node-1", nil }
 	noMPS := filepath.Join(t.TempDir(), "no-mps")

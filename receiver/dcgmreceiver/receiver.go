@@ -3,6 +3,7 @@ package dcgmreceiver
 import (
 	"context"
 	"errors"
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"sync"
 	"time"
 
@@ -88,7 +89,7 @@ func newReceiver(set receiver.Settings, cfg *Config, w outside) (*dcgmReceiver, 
 		})
 	default:
 		r.src = nvmlsource.New(nvmlsource.Settings{
-			Library:       w.nvml,
+			Library:       func() nvml.Interface { return w.nvml(cfg.LibraryPath) },
 			Filter:        filter,
 			HostName:      r.hostName,
 			Want:          wanted(cfg.Metrics),

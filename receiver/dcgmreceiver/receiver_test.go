@@ -227,8 +227,9 @@ func TestNVMLHealthEvents(t *testing.T) {
 // start, say once what is missing, and keep running quietly.
 func TestMissingDriverLibraryOneMessage(t *testing.T) {
 	w := testWorld(t, nil)
-	w.nvml = func() nvml.Interface { return nvml.New(nvml.WithLibraryPath("/nonexistent/libnvidia-ml.so.1")) }
+	w.nvml = openNVML // the real loader, pointed at a library that is not there
 	cfg := createDefaultConfig()
+	cfg.LibraryPath = "/nonexistent/libnvidia-ml.so.1"
 	cfg.CollectionInterval = 5 * time.Millisecond
 	cfg.InitialDelay = 0
 	h := start(t, cfg, w)
