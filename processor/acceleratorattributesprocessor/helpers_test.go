@@ -112,8 +112,6 @@ func (h *harness) start() {
 	h.t.Cleanup(func() { require.NoError(h.t, h.p.Shutdown(context.Background())) })
 	if h.p.kw != nil {
 		require.Eventually(h.t, func() bool { return h.p.kw.Synced() || len(h.p.kw.Problems()) > 0 }, 10*time.Second, 5*time.Millisecond)
-		// The claim and slice informers sync separately from pods and node.
-		time.Sleep(50 * time.Millisecond)
 	}
 	h.p.refresh(context.Background())
 }

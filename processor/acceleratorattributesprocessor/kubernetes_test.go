@@ -148,6 +148,7 @@ func TestKubernetesNodeGolden(t *testing.T) {
 	assert.Equal(t, 0.25, resAttr(shared[1], accelschema.AttrPartitionShare))
 	assert.Equal(t, "time_slicing", resAttr(shared[1], accelschema.AttrPartitionType))
 	assert.Equal(t, gpu1+"::0", resAttr(shared[1], accelschema.AttrPartitionID))
+	assert.Equal(t, gpu1, resAttr(shared[1], accelschema.AttrHWParent), "a replica's parent is its GPU")
 	assert.Equal(t, "unallocated", resAttr(shared[2], accelschema.AttrAllocationState))
 	assert.Equal(t, 0.5, resAttr(shared[2], accelschema.AttrPartitionShare))
 	assert.Equal(t, []int64{4242}, pids(shared[1]), "each pod gets its own processes")

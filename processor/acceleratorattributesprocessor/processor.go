@@ -396,6 +396,10 @@ func (p *attributesProcessor) rebuild() {
 	p.lastInput = in
 	ix := index.Build(in)
 	p.idx.Store(ix)
+	for pod, v := range ix.InvalidWorkloadTypes {
+		p.rl.Warn("workload-type/"+pod, "accelerator_attributes: workload type label is not one of training, inference, batch, interactive, unknown; the pod counts as unknown",
+			zap.String("pod", pod), zap.String("value", v))
+	}
 	if live := ix.Stats.Pods; live > 0 {
 		p.infer.retain(ix)
 	}

@@ -108,6 +108,12 @@ func Build(in Input) *Index {
 		for _, p := range in.Kube.Pods {
 			m := workload.Resolve(p, in.Workload)
 			b.podMeta[p.Namespace+"/"+p.Name] = &m
+			if m.InvalidWorkloadType != "" {
+				if b.ix.InvalidWorkloadTypes == nil {
+					b.ix.InvalidWorkloadTypes = map[string]string{}
+				}
+				b.ix.InvalidWorkloadTypes[p.Namespace+"/"+p.Name] = m.InvalidWorkloadType
+			}
 		}
 	}
 	b.nodeAttrs()

@@ -105,6 +105,9 @@ type Index struct {
 	podsAuthority bool
 
 	Stats Stats
+	// InvalidWorkloadTypes maps ns/name to a workload-type label value that
+	// is not one of the enum values (the pod counts as unknown).
+	InvalidWorkloadTypes map[string]string
 }
 
 // Stats describe what the index holds, for logs and tests.

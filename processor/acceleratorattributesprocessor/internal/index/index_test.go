@@ -360,6 +360,12 @@ func TestTeamWorkloadFromAPI(t *testing.T) {
 	assert.Equal(t, "vllm", attr(c.Attrs, accelschema.K8sPodLabelPrefix+"app"))
 	assert.Equal(t, "u9", c.PodUID)
 
+	assert.Empty(t, ix.InvalidWorkloadTypes)
+	p.Labels["otelcol-accel.io/workload-type"] = "serving"
+	wl.WorkloadTypeLabels = []string{"otelcol-accel.io/workload-type"}
+	ix2 := Build(Input{PodResourcesOK: true, Workload: wl, Kube: &kube.Snapshot{Pods: []*corev1.Pod{p}}})
+	assert.Equal(t, map[string]string{"serve/vllm-7d9f-x": "serving"}, ix2.InvalidWorkloadTypes)
+
 	pp, ok := ix.PodByUID("u9")
 	require.True(t, ok)
 	assert.Equal(t, "search", attr(pp.Attrs, accelschema.AttrTeam))

@@ -148,11 +148,14 @@ func (w *Watcher) Stop() {
 	w.wg.Wait()
 }
 
-// Synced reports whether pods and the node have been listed once.
+// Synced reports whether every watch has listed once.
 func (w *Watcher) Synced() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.pods != nil && w.pods.HasSynced() && w.nodes.HasSynced()
+	if w.pods == nil || !w.pods.HasSynced() || !w.nodes.HasSynced() {
+		return false
+	}
+	return !w.draServed || w.claims.HasSynced() && w.slices.HasSynced()
 }
 
 // Snapshot returns the objects the informers hold now.
