@@ -292,11 +292,14 @@ func (b *builder) deviceKey(id deviceid.ID, resource string) string {
 		}
 		return idxKey(id.Index)
 	case deviceid.FormIndex:
-		switch resource {
-		case "aws.amazon.com/neuroncore":
+		switch {
+		case resource == "aws.amazon.com/neuroncore":
 			return neuronCoreKey(id.Index)
-		case "aws.amazon.com/neuron", "aws.amazon.com/neurondevice":
+		case resource == "aws.amazon.com/neuron", resource == "aws.amazon.com/neurondevice":
 			return neuronKey(id.Index)
+		case strings.HasPrefix(resource, "nvidia.com/"):
+			// The NVIDIA device plugin with deviceIDStrategy: index.
+			return idxKey(id.Index)
 		}
 	}
 	return id.Raw

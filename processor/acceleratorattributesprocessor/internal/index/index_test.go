@@ -207,6 +207,7 @@ func TestGKEIds(t *testing.T) {
 		pod("a", "mig", ctr("c", "nvidia.com/gpu", "nvidia1/gi2")),
 		pod("a", "shared-1", ctr("c", "nvidia.com/gpu", "nvidia2/vgpu0")),
 		pod("a", "shared-2", ctr("c", "nvidia.com/gpu", "nvidia2/vgpu1")),
+		pod("a", "by-index", ctr("c", "nvidia.com/gpu", "5")), // deviceIDStrategy: index
 	}
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n", Labels: map[string]string{"cloud.google.com/gke-max-shared-clients-per-gpu": "4"}}}
 	ix := Build(Input{PodResources: pods, PodResourcesOK: true, Authoritative: true, Kube: &kube.Snapshot{Node: node}})
@@ -221,6 +222,9 @@ func TestGKEIds(t *testing.T) {
 	require.Len(t, e.Copies, 3)
 	assert.InDelta(t, 0.25, e.Copies[0].Share, 1e-12)
 	assert.Equal(t, "nvidia2/vgpu0", e.Copies[0].PartitionID)
+	id = nvidiaGPU(gpu1)
+	id.DeviceIndex = 5
+	assert.Equal(t, "by-index", attr(held(t, ix, id).Copies[0].Consumer.Attrs, accelschema.AttrK8sPodName))
 }
 
 func TestNeuronCoresAndDevices(t *testing.T) {
