@@ -141,7 +141,7 @@ func (p *attributesProcessor) split(rms pmetric.ResourceMetricsSlice, orig pmetr
 			remainder = i
 		}
 	}
-	r := router{p: p, e: e, rms: rms, orig: orig, out: out, remainder: remainder, base: base, node: ix.NodeAttrs}
+	r := router{p: p, e: e, rms: rms, orig: orig, remainder: remainder, node: ix.NodeAttrs}
 	sms := orig.ScopeMetrics()
 	for s := 0; s < sms.Len(); s++ {
 		sm := sms.At(s)
@@ -199,9 +199,7 @@ type router struct {
 	e         *index.Entry
 	rms       pmetric.ResourceMetricsSlice
 	orig      pmetric.ResourceMetrics
-	out       []pmetric.ResourceMetrics
 	remainder int
-	base      float64
 	node      []index.KV
 
 	unattributed   pmetric.ResourceMetrics

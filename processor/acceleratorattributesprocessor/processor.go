@@ -64,9 +64,8 @@ type attributesProcessor struct {
 	mig        nvmlmig.Resolver
 	migClose   func()
 
-	mu        sync.Mutex // guards src, lastInput and rebuilds
-	src       sourceSnapshot
-	lastInput index.Input
+	mu  sync.Mutex // guards src and rebuilds
+	src sourceSnapshot
 
 	statusMu sync.Mutex
 	problems map[string]problem
@@ -393,7 +392,6 @@ func (p *attributesProcessor) rebuild() {
 		in.Kube = &snap
 	}
 	in.Authoritative = p.authoritative()
-	p.lastInput = in
 	ix := index.Build(in)
 	p.idx.Store(ix)
 	for pod, v := range ix.InvalidWorkloadTypes {
@@ -408,23 +406,23 @@ func (p *attributesProcessor) rebuild() {
 // authoritative: every enabled device source answered, so a device that
 // nobody holds is unallocated (and costs money) rather than unknown.
 func (p *attributesProcessor) authoritative() bool {
-	any := false
+	enabled := false
 	if p.pr != nil {
 		if !p.src.podsOK {
 			return false
 		}
-		any = true
+		enabled = true
 	}
 	if p.docker != nil {
 		if !p.src.ecsOK {
 			return false
 		}
-		any = true
+		enabled = true
 	}
 	if p.staticFile != nil {
-		any = true
+		enabled = true
 	}
-	return any
+	return enabled
 }
 
 func (p *attributesProcessor) workloadConfig() workload.Config {

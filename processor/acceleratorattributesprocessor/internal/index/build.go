@@ -283,7 +283,9 @@ func (b *builder) deviceKey(id deviceid.ID, resource string) string {
 	case deviceid.FormGPU:
 		return id.UUID
 	case deviceid.FormMIG:
-		return b.migKey(id.UUID)
+		// The MIG UUID itself (NVML-source resources carry it as hw.id); its
+		// <parent>/gi<N> position, when known, becomes an alias in entries().
+		return id.UUID
 	case deviceid.FormMIGLegacy:
 		return posKey(id.UUID, id.GI)
 	case deviceid.FormGKE:
@@ -304,10 +306,6 @@ func (b *builder) deviceKey(id deviceid.ID, resource string) string {
 	}
 	return id.Raw
 }
-
-// migKey returns the MIG UUID itself: resources from NVML carry it as hw.id.
-// Its <parent>/gi<N> position, when known, is added as an alias in entries().
-func (b *builder) migKey(uuid string) string { return uuid }
 
 // migPosition finds where a MIG UUID lives: learned from resources, or NVML.
 func (b *builder) migPosition(uuid string) (string, bool) {
