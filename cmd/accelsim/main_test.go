@@ -52,7 +52,10 @@ func repoFile(parts ...string) string {
 	return filepath.Join(append([]string{filepath.Dir(file), "..", ".."}, parts...)...)
 }
 
-var demoScenario = repoFile("distributions", "otelcol-accel", "demo", "fleet.yaml")
+var (
+	demoScenario = repoFile("distributions", "otelcol-accel", "demo", "fleet.yaml")
+	trn2Scenario = repoFile("internal", "accelsim", "simtest", "testdata", "trn2.yaml")
+)
 
 func exitCode(err error) int {
 	var ee *exec.ExitError
@@ -94,7 +97,7 @@ func TestNeuronMonitorSubprocess(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "monitor.conf")
 	os.WriteFile(cfg, []byte(`{"period":"200ms","neuron_runtimes":[{"tag_filter":".*","metrics":[{"type":"neuroncore_counters"},{"type":"execution_stats"}]}],"system_metrics":[{"type":"neuron_hw_counters"}]}`), 0o644)
 	cmd := exec.Command(binary, "neuron-monitor", "-c", cfg)
-	cmd.Env = append(os.Environ(), "ACCELSIM_SCENARIO="+demoScenario, "ACCELSIM_NODE=neuron-trn2-a", "ACCELSIM_SPEED=60")
+	cmd.Env = append(os.Environ(), "ACCELSIM_SCENARIO="+trn2Scenario, "ACCELSIM_NODE=neuron-trn2-a", "ACCELSIM_SPEED=60")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

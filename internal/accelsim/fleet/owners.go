@@ -14,7 +14,7 @@ import (
 const (
 	LabelTeam         = "team"
 	LabelWorkload     = "app.kubernetes.io/name"
-	LabelWorkloadType = "app.kubernetes.io/component"
+	LabelWorkloadType = "otelcol-accel.io/workload-type"
 )
 
 // WorkloadType is the accelerator.workload.type a profile stands for.

@@ -341,7 +341,7 @@ func TestDiscovery(t *testing.T) {
 	if len(groups.Groups) < 3 {
 		t.Errorf("groups: %+v", groups.Groups)
 	}
-	pods, err := cs.CoreV1().Pods("").List(context.Background(), metav1.ListOptions{LabelSelector: "team=search,app.kubernetes.io/component=inference"})
+	pods, err := cs.CoreV1().Pods("").List(context.Background(), metav1.ListOptions{LabelSelector: "team=search,otelcol-accel.io/workload-type=inference"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -139,7 +139,7 @@ func get(v any, path ...string) any {
 }
 
 func TestGuideSchemaOnTrn2(t *testing.T) {
-	f := simtest.DemoFleet(t, 0)
+	f := simtest.Trn2Fleet(t)
 	m := newMonitor(t, f, "neuron-trn2-a", guideConfig, 60)
 	r := m.next(t)
 	for _, key := range []string{"neuron_runtime_data", "system_data", "instance_info", "neuron_hardware_info"} {
@@ -341,7 +341,7 @@ func TestNotANeuronNode(t *testing.T) {
 }
 
 func BenchmarkReportTrn2(b *testing.B) {
-	f := simtest.DemoFleet(b, 0)
+	f := simtest.Trn2Fleet(b)
 	n, _ := f.Node("neuron-trn2-a")
 	cfg, _ := ParseConfig([]byte(guideConfig))
 	clock := &sim.FixedClock{T: time.Unix(1_800_000_000, 0)}

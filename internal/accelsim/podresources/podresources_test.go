@@ -165,8 +165,8 @@ func TestAllocatable(t *testing.T) {
 	if got := count("gpu-l4-a"); got["nvidia.com/gpu"] != 16 {
 		t.Errorf("L4 allocatable (4 GPUs × 4 replicas): %v", got)
 	}
-	if got := count("neuron-trn2-a"); got["aws.amazon.com/neuron"] != 16 || got["aws.amazon.com/neuroncore"] != 64 {
-		t.Errorf("trn2 allocatable: %v", got)
+	if got := count("neuron-trn1-a"); got["aws.amazon.com/neuron"] != 16 || got["aws.amazon.com/neuroncore"] != 32 {
+		t.Errorf("trn1 allocatable (16 devices × 2 cores): %v", got)
 	}
 }
 

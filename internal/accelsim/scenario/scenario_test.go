@@ -44,7 +44,7 @@ func TestDemoFleetIsValidAndComplete(t *testing.T) {
 			remap = remap || f.RowRemap == RowRemapPending
 		}
 	}
-	for _, want := range []string{"p5.48xlarge", "p4d.24xlarge", "p5en.48xlarge", "g6.12xlarge", "inf2.48xlarge", "trn2.48xlarge"} {
+	for _, want := range []string{"p5.48xlarge", "p4d.24xlarge", "p5en.48xlarge", "g6.12xlarge", "inf2.48xlarge", "trn1.32xlarge"} {
 		if !types[want] {
 			t.Errorf("the demo fleet has no %s node", want)
 		}
