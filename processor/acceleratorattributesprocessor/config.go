@@ -101,11 +101,6 @@ func (c *Config) Validate() error {
 		if err := api.APIConfig.Validate(); err != nil {
 			errs = append(errs, fmt.Errorf("kubernetes_api: %w", err))
 		}
-		if c.NodeName == "" {
-			errs = append(errs, errors.New("node_name is empty: set the K8S_NODE_NAME environment variable from the downward API "+
-				"(env: [{name: K8S_NODE_NAME, valueFrom: {fieldRef: {fieldPath: spec.nodeName}}}]) or node_name, "+
-				"or set kubernetes_api.enabled: false outside Kubernetes"))
-		}
 	}
 	if c.ProcRoot == "" || !filepath.IsAbs(c.ProcRoot) {
 		errs = append(errs, fmt.Errorf("proc_root %q must be an absolute path (/proc, or /host/proc for a mounted host /proc)", c.ProcRoot))

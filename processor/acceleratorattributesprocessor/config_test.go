@@ -64,7 +64,6 @@ func TestLoadConfig(t *testing.T) {
 
 func TestInvalidConfigsSayWhatToChange(t *testing.T) {
 	tests := map[string][]string{
-		"no_node":    {"node_name is empty", "fieldPath: spec.nodeName", "kubernetes_api.enabled: false"},
 		"bad_auth":   {`auth_type "token" is not one of serviceAccount, kubeConfig, none`},
 		"nothing":    {"no source is enabled"},
 		"bad_static": {"static.file: testdata/broken_mapping.yaml:5: unknown key \"tema\""},

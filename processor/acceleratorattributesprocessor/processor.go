@@ -120,6 +120,11 @@ func newAttributesProcessor(cfg *Config, tel component.TelemetrySettings) *attri
 	return p
 }
 
+// noNodeNameMessage names the fix when the API source cannot know its node.
+const noNodeNameMessage = "node_name is empty, so the Kubernetes API source is off: set the K8S_NODE_NAME environment variable from the downward API " +
+	"(env: [{name: K8S_NODE_NAME, valueFrom: {fieldRef: {fieldPath: spec.nodeName}}}]) or node_name, " +
+	"or set kubernetes_api.enabled: false outside Kubernetes"
+
 // Start opens the sources and runs the first refresh. Missing sources do
 // not fail the start: they degrade the status and are retried.
 func (p *attributesProcessor) Start(ctx context.Context, host component.Host) error {
@@ -141,7 +146,12 @@ func (p *attributesProcessor) Start(ctx context.Context, host component.Host) er
 		}
 		p.pr = c
 	}
-	if cfg.KubernetesAPI.Enabled {
+	// An empty node name is not a startup error: the same agent config runs
+	// on machines that are not Kubernetes nodes, where the API source is
+	// simply unavailable.
+	if cfg.KubernetesAPI.Enabled && cfg.NodeName == "" {
+		p.setProblem(sourceAPI, noNodeNameMessage)
+	} else if cfg.KubernetesAPI.Enabled {
 		client, err := p.newClientset(cfg.KubernetesAPI.APIConfig)
 		if err != nil {
 			p.setProblem(sourceAPI, "cannot build a Kubernetes API client ("+err.Error()+"); pods keep their names from PodResources but lose labels, owners, team and DRA claims")

@@ -335,6 +335,29 @@ func TestForbiddenAPIKeepsPodResourcesNames(t *testing.T) {
 	assert.Contains(t, ev.Err().Error(), "grant the verbs get, list, watch on pods")
 }
 
+// Off Kubernetes (no K8S_NODE_NAME), the agent config still enables the API
+// source: the processor must start, keep attributing from PodResources, and
+// say once what is missing.
+func TestNoNodeNameDegradesTheAPISource(t *testing.T) {
+	h := newHarness(t)
+	h.cfg.NodeName = ""
+	require.NoError(t, h.cfg.Validate())
+	h.kubelet.SetPods(prt.Pod("ml", "p", prt.Container("c", prt.Devices("nvidia.com/gpu", gpu0))))
+	h.start()
+	assert.Nil(t, h.p.kw, "no API watch without a node to watch")
+
+	md := pmetric.NewMetrics()
+	addDevice(md, gpuAttrs(gpu0, 0))
+	out := h.process(md)
+	assert.Equal(t, "p", resAttr(out.ResourceMetrics().At(0), accelschema.AttrK8sPodName))
+
+	ev := h.host.last()
+	require.NotNil(t, ev)
+	assert.Equal(t, componentstatus.StatusRecoverableError, ev.Status())
+	assert.Contains(t, ev.Err().Error(), "node_name is empty, so the Kubernetes API source is off")
+	assert.Contains(t, ev.Err().Error(), "fieldPath: spec.nodeName")
+}
+
 type errString string
 
 func (e errString) Error() string { return string(e) }
