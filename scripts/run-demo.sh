@@ -1,11 +1,113 @@
 #!/usr/bin/env bash
-# `make run`: starts the collector with the default configuration and says
-# what it is doing. Ctrl-C stops it cleanly.
+# `make run`: the demo fleet. Starts the fleet simulator (accelsim), one
+# otelcol-accel node agent per simulated node (as a DaemonSet would run them,
+# with the shipped agent.yaml), and one gateway that exposes everything for
+# Prometheus on localhost:8889 and writes EMF and events files. Health events
+# and cost findings are printed as they happen. Ctrl-C stops everything.
+#
+# Environment: ACCELSIM_SPEED (simulated seconds per second, default 10),
+# OTELCOL_ACCEL_DEMO_DIR (state, logs and outputs, default _build/demo).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-config=distributions/otelcol-accel/config/agent.yaml
-echo ">> starting _build/otelcol-accel with $config"
-echo "   Prometheus exporter: http://localhost:8889/metrics"
-echo "   health:              http://localhost:13133/status"
-echo "   Ctrl-C to stop"
-exec _build/otelcol-accel --config "$config"
+
+collector=_build/otelcol-accel
+accelsim=_build/accelsim
+config=distributions/otelcol-accel/config
+scenario=distributions/otelcol-accel/demo/fleet.yaml
+state=${OTELCOL_ACCEL_DEMO_DIR:-$PWD/_build/demo}
+speed=${ACCELSIM_SPEED:-10}
+
+for port in 8889 13133 4317; do
+  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+    echo "port $port is in use (another demo or collector?): stop it first" >&2
+    exit 1
+  fi
+done
+
+rm -rf "$state"
+mkdir -p "$state"
+pids=()
+stop() {
+  trap - EXIT INT TERM
+  echo
+  echo ">> stopping the demo"
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  echo ">> stopped; logs and outputs are in $state"
+  exit 0
+}
+trap stop EXIT INT TERM
+
+wait_for() { # wait_for SECONDS DESCRIPTION COMMAND...
+  local deadline=$((SECONDS + $1)) what=$2
+  shift 2
+  until "$@" >/dev/null 2>&1; do
+    if ((SECONDS > deadline)); then
+      echo "!! $what did not come up; see the logs in $state" >&2
+      exit 1
+    fi
+    sleep 0.3
+  done
+}
+healthy() { curl -fsS "http://$1/status" >/dev/null; }
+
+echo ">> starting the simulated fleet: $scenario at ${speed}x speed"
+"$accelsim" serve --scenario "$scenario" --state-dir "$state" --speed "$speed" \
+  >"$state/accelsim.out" 2>"$state/accelsim.log" &
+pids+=($!)
+wait_for 30 "accelsim" grep -q "accelsim ready" "$state/accelsim.out"
+"$accelsim" validate "$scenario"
+
+echo ">> starting the gateway (OTLP in on 127.0.0.1:4317; Prometheus exporter on :8889)"
+mkdir -p "$state/gateway"
+OTELCOL_ACCEL_DEMO_DIR="$state" \
+OTELCOL_ACCEL_STORAGE_DIR="$state/gateway" \
+OTELCOL_ACCEL_HEALTH_ENDPOINT=127.0.0.1:13133 \
+OTELCOL_ACCEL_PROMETHEUS_ENDPOINT=0.0.0.0:8889 \
+OTELCOL_ACCEL_OTLP_GRPC_ENDPOINT=127.0.0.1:4317 \
+OTELCOL_ACCEL_OTLP_HTTP_ENDPOINT=127.0.0.1:4318 \
+OTELCOL_ACCEL_TELEMETRY_HOST=127.0.0.1 \
+OTELCOL_ACCEL_TELEMETRY_PORT=8888 \
+  "$collector" --config "$config/gateway.yaml" --config "$config/demo-gateway.yaml" \
+  >"$state/gateway/collector.log" 2>&1 &
+pids+=($!)
+wait_for 60 "the gateway" healthy 127.0.0.1:13133
+
+i=0
+nodes=$("$accelsim" agent-config --endpoints "$state/endpoints.json" --out-dir "$state")
+for node in $nodes; do
+  health=127.0.0.1:$((13140 + i))
+  echo ">> starting the agent of $node (health http://$health/status)"
+  K8S_NODE_NAME="$node" \
+  OTELCOL_ACCEL_GATEWAY_ENDPOINT=127.0.0.1:4317 \
+  OTELCOL_ACCEL_STORAGE_DIR="$state/$node/state" \
+  OTELCOL_ACCEL_INTERVAL=5s \
+  OTELCOL_ACCEL_HEALTH_ENDPOINT="$health" \
+  OTELCOL_ACCEL_TELEMETRY_HOST=127.0.0.1 \
+  OTELCOL_ACCEL_TELEMETRY_PORT=$((8900 + i)) \
+    "$collector" --config "$config/agent.yaml" --config "$config/agent-to-gateway.yaml" \
+    --config "$config/demo-agent.yaml" --config "$state/$node/agent.yaml" \
+    >"$state/$node/collector.log" 2>&1 &
+  pids+=($!)
+  wait_for 60 "the agent of $node" healthy "$health"
+  i=$((i + 1))
+done
+
+cat <<EOF
+
+otelcol-accel demo is running: $i simulated nodes, one agent each, one gateway.
+
+  Metrics (Prometheus):   curl -s localhost:8889/metrics | grep -E 'accelerator_(cost|waste)'
+                          every device with pod, team, partition, cost and waste
+  EMF for CloudWatch:     $state/emf.jsonl
+  Health events, findings: $state/events.jsonl (printed below as they happen)
+  Collector logs:         $state/*/collector.log
+
+  Simulated failures at ${speed}x speed: row remap pending at ~$((600 / speed))s, XID 48 at ~$((1200 / speed))s,
+  Neuron uncorrected ECC at ~$((1500 / speed))s, XID 79 at ~$((1800 / speed))s. Findings need a minute of history.
+  Ctrl-C stops everything.
+
+EOF
+"$accelsim" events -follow "$state/events.jsonl" &
+pids+=($!)
+wait

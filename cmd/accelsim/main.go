@@ -7,6 +7,8 @@
 //	accelsim serve --scenario fleet.yaml --state-dir DIR [--seed N] [--speed F] [--port-base P]
 //	accelsim neuron-monitor [-c config.json] [--scenario F --node N --seed S --speed F --start T]
 //	accelsim validate [-scenario] fleet.yaml
+//	accelsim agent-config --endpoints DIR/endpoints.json --node NAME
+//	accelsim events [-follow] FILE.jsonl
 package main
 
 import (
@@ -22,6 +24,10 @@ const usage = `usage:
       behave like neuron-monitor for one Neuron node (flags fall back to ACCELSIM_* variables)
   accelsim validate [-scenario] FILE
       check a scenario file; errors name the line and the field
+  accelsim agent-config --endpoints DIR/endpoints.json --node NAME
+      print the collector config overlay that points a node agent at one simulated node
+  accelsim events [-follow] FILE.jsonl
+      print the health events and findings the collector wrote, one readable line each
 `
 
 // Exit codes.
@@ -47,6 +53,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return neuronMonitor(args[1:], stdout, stderr)
 	case "validate":
 		return validate(args[1:], stdout, stderr)
+	case "agent-config":
+		return agentConfig(args[1:], stdout, stderr)
+	case "events":
+		return events(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
