@@ -77,6 +77,8 @@ func StartCollector(t testing.TB, opts CollectorOptions) *Collector {
 		envMap[v] = FreeEndpoint(t)
 	}
 	envMap[EnvTelemetryPort] = strconv.Itoa(FreePort(t))
+	// Persistent state (baselines, queues) in the test's own directory.
+	envMap["OTELCOL_ACCEL_STORAGE_DIR"] = t.TempDir()
 	for _, kv := range opts.Env {
 		k, v, _ := strings.Cut(kv, "=")
 		envMap[k] = v

@@ -1,0 +1,93 @@
+package e2etest
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/agentconfig"
+	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/endpoints"
+)
+
+// Fleet is the demo topology `make run` starts: one node agent per
+// simulated node, running the shipped agent.yaml layered with
+// agent-to-gateway.yaml, demo-agent.yaml and the node's generated overlay,
+// all sending OTLP to one gateway (gateway.yaml + demo-gateway.yaml) that
+// exposes Prometheus and writes EMF and events files.
+type Fleet struct {
+	Sim     *Sim
+	Gateway *Collector
+	Agents  map[string]*Collector
+	// OutDir holds the gateway's emf.jsonl and events.jsonl.
+	OutDir string
+}
+
+// FleetOptions tunes StartFleet.
+type FleetOptions struct {
+	Sim SimOptions
+	// Nodes limits the agents to these simulated nodes (default: all).
+	Nodes []string
+	// GatewayConfigs are extra configs layered on the gateway's.
+	GatewayConfigs []string
+	// AgentConfigs are extra configs layered on every agent's, before the
+	// node overlay.
+	AgentConfigs []string
+	// Interval is the agents' collection interval (default 2s).
+	Interval string
+}
+
+// StartFleet starts the simulator, the gateway and the agents.
+func StartFleet(t testing.TB, opts FleetOptions) *Fleet {
+	t.Helper()
+	sim := StartAccelsim(t, opts.Sim)
+	out := t.TempDir()
+	gwConfigs := append([]string{ConfigPath("gateway.yaml"), ConfigPath("demo-gateway.yaml")}, opts.GatewayConfigs...)
+	gw := StartCollector(t, CollectorOptions{
+		Configs: gwConfigs,
+		Env:     []string{"OTELCOL_ACCEL_DEMO_DIR=" + out, "OTELCOL_ACCEL_STORAGE_DIR=" + t.TempDir()},
+	})
+	if opts.Interval == "" {
+		opts.Interval = "2s"
+	}
+	want := map[string]bool{}
+	for _, n := range opts.Nodes {
+		want[n] = true
+	}
+	f := &Fleet{Sim: sim, Gateway: gw, Agents: map[string]*Collector{}, OutDir: out}
+	for _, node := range sim.Endpoints.Nodes {
+		if len(want) > 0 && !want[node.Name] {
+			continue
+		}
+		f.Agents[node.Name] = StartAgent(t, sim.Endpoints, node, gw.Env[EnvOTLPGRPC], opts.Interval, opts.AgentConfigs...)
+	}
+	return f
+}
+
+// StartAgent starts one node agent for a simulated node, sending to the
+// gateway at gatewayOTLP.
+func StartAgent(t testing.TB, f *endpoints.File, node endpoints.Node, gatewayOTLP, interval string, extraConfigs ...string) *Collector {
+	t.Helper()
+	overlay, err := agentconfig.Overlay(f, node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), node.Name+".yaml")
+	if err := os.WriteFile(path, overlay, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	configs := []string{ConfigPath("agent.yaml"), ConfigPath("agent-to-gateway.yaml"), ConfigPath("demo-agent.yaml")}
+	configs = append(append(configs, extraConfigs...), path)
+	return StartCollector(t, CollectorOptions{
+		Configs: configs,
+		Env: []string{
+			"K8S_NODE_NAME=" + node.Name,
+			"OTELCOL_ACCEL_GATEWAY_ENDPOINT=" + gatewayOTLP,
+			"OTELCOL_ACCEL_STORAGE_DIR=" + t.TempDir(),
+			"OTELCOL_ACCEL_INTERVAL=" + interval,
+		},
+	})
+}
+
+func ftoa(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+func utoa(u uint64) string  { return strconv.FormatUint(u, 10) }
