@@ -33,7 +33,8 @@ type FleetOptions struct {
 	// AgentConfigs are extra configs layered on every agent's, before the
 	// node overlay.
 	AgentConfigs []string
-	// Interval is the agents' collection interval (default 2s).
+	// Interval is the agents' collection interval (default 5s, the
+	// shortest the inference receiver's 5 s scrape timeout allows).
 	Interval string
 }
 
@@ -48,7 +49,7 @@ func StartFleet(t testing.TB, opts FleetOptions) *Fleet {
 		Env:     []string{"OTELCOL_ACCEL_DEMO_DIR=" + out, "OTELCOL_ACCEL_STORAGE_DIR=" + t.TempDir()},
 	})
 	if opts.Interval == "" {
-		opts.Interval = "2s"
+		opts.Interval = "5s"
 	}
 	want := map[string]bool{}
 	for _, n := range opts.Nodes {
