@@ -26,7 +26,11 @@ GOTEST_FLAGS ?=
 export OTELCOL_ACCEL_BIN := $(CURDIR)/$(DIST)
 export ACCELSIM_BIN      := $(CURDIR)/$(ACCELSIM)
 
-.PHONY: all build dist accelsim run test unit e2e lint generate bench fuzz fuzz-short tools deps-debian gpu-check clean help
+# Go modules besides the root one (their own go.mod keeps heavy test-only
+# dependencies, like kustomize, out of the collector's build).
+SUBMODULES   := test/manifests
+
+.PHONY: all build dist accelsim run test unit e2e lint generate manifests bench fuzz fuzz-short tools deps-debian gpu-check clean help
 
 all: build
 
@@ -36,6 +40,7 @@ help:
 	@echo "make build      generate code and build $(DIST) and $(ACCELSIM)"
 	@echo "make bench      Go benchmarks and the load harness against the built binary"
 	@echo "make fuzz       every fuzz target for FUZZTIME (default $(FUZZTIME))"
+	@echo "make manifests  rebuild the Kubernetes ConfigMaps from distributions/otelcol-accel/config"
 	@echo "make gpu-check  exercise the real NVML path (needs an NVIDIA GPU and driver)"
 
 ## ---- tools ---------------------------------------------------------------
@@ -59,9 +64,13 @@ $(MDATAGEN): internal/tools/mdatagen/go.mod internal/tools/mdatagen/go.sum
 
 ## ---- code generation -------------------------------------------------------
 
-generate: $(MDATAGEN)
+generate: $(MDATAGEN) manifests
 	@for c in $(COMPONENTS); do echo ">> mdatagen $$c"; (cd $$c && $(MDATAGEN) metadata.yaml); done
 	$(GO) run ./internal/accelschema/gendocs -out docs/metrics.md
+
+# The Kubernetes ConfigMaps are built from distributions/otelcol-accel/config.
+manifests:
+	cd test/manifests && $(GO) test -count=1 -run TestGeneratedConfigMapsMatchConfigs . -update
 
 ## ---- build -----------------------------------------------------------------
 
@@ -97,9 +106,11 @@ lint:
 	if [[ -n "$$unformatted" ]]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	@echo ">> go vet"
 	$(GO) vet ./...
+	@for m in $(SUBMODULES); do echo ">> go vet ($$m)"; (cd $$m && $(GO) vet ./...); done
 
 unit:
 	$(GO) test $(GOTEST_FLAGS) ./...
+	@for m in $(SUBMODULES); do echo ">> go test ($$m)"; (cd $$m && $(GO) test $(GOTEST_FLAGS) ./...); done
 
 # End-to-end tests run the built binary; they are behind the e2e build tag so
 # that `go test ./...` never depends on a build that may not exist.
