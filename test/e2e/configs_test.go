@@ -1,0 +1,88 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/otelcol-accel/otelcol-accel/internal/e2etest"
+)
+
+// Every configuration the distribution ships, alone or layered the way the
+// manifests and the demo layer them, is accepted by the built binary's own
+// validation (component factories, config validation, pipelines).
+func TestShippedConfigsValidate(t *testing.T) {
+	bin := e2etest.CollectorBinary(t)
+	stacks := [][]string{
+		{"agent.yaml"},
+		{"agent.yaml", "agent-to-gateway.yaml"},
+		{"agent.yaml", "agent-to-gateway.yaml", "demo-agent.yaml"},
+		{"gateway.yaml"},
+		{"gateway.yaml", "demo-gateway.yaml"},
+		{"cloudwatch-emf.yaml"},
+		{"cloudwatch-otlp.yaml"},
+		{"sidecar.yaml"},
+	}
+	// Every file in the config directory must be covered by a stack.
+	covered := map[string]bool{}
+	for _, s := range stacks {
+		for _, f := range s {
+			covered[f] = true
+		}
+	}
+	files, _ := filepath.Glob(e2etest.ConfigPath("*.yaml"))
+	for _, f := range files {
+		if !covered[filepath.Base(f)] {
+			t.Errorf("%s is shipped but not validated here", filepath.Base(f))
+		}
+	}
+	env := append(os.Environ(),
+		"AWS_REGION=us-east-1", "AWS_ACCESS_KEY_ID=AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY=example",
+		"K8S_POD_NAME=p", "K8S_NAMESPACE_NAME=ns", "K8S_POD_UID=uid", "K8S_NODE_NAME=n",
+		"OTELCOL_ACCEL_AGENT_ENDPOINT=127.0.0.1:4317", "OTELCOL_ACCEL_DEMO_DIR="+t.TempDir(),
+		"OTELCOL_ACCEL_STORAGE_DIR="+t.TempDir(), "OTELCOL_ACCEL_QUEUE_DIR="+t.TempDir())
+	for _, stack := range stacks {
+		args := []string{"validate"}
+		for _, f := range stack {
+			args = append(args, "--config", e2etest.ConfigPath(f))
+		}
+		cmd := exec.Command(bin, args...)
+		cmd.Env = env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s: %v\n%s", strings.Join(stack, " + "), err, out)
+		}
+	}
+}
+
+// A configuration mistake stops the collector at startup with a message
+// that names the component and what to change.
+func TestConfigErrorFailsFastWithAnActionableMessage(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(bad, []byte(`
+receivers:
+  dcgm:
+    source: dcgm
+processors:
+  accelerator_cost:
+    pricing:
+      files: [/nonexistent/prices.csv]
+exporters:
+  debug: {}
+service:
+  pipelines:
+    metrics: {receivers: [dcgm], processors: [accelerator_cost], exporters: [debug]}
+`), 0o644)
+	out, err := exec.Command(e2etest.CollectorBinary(t), "validate", "--config", bad).CombinedOutput()
+	if err == nil {
+		t.Fatalf("a bad config was accepted:\n%s", out)
+	}
+	for _, want := range []string{`receivers::dcgm`, `source "dcgm" is not supported: use nvml`} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the error does not say %q:\n%s", want, out)
+		}
+	}
+}
