@@ -21,6 +21,7 @@ func TestShippedConfigsValidate(t *testing.T) {
 		{"agent.yaml"},
 		{"agent.yaml", "agent-to-gateway.yaml"},
 		{"agent.yaml", "agent-to-gateway.yaml", "demo-agent.yaml"},
+		{"agent.yaml", "agent-ecs.yaml"},
 		{"gateway.yaml"},
 		{"gateway.yaml", "demo-gateway.yaml"},
 		{"cloudwatch-emf.yaml"},
