@@ -8,6 +8,9 @@
 // share of a profile is max(c/7, memory slices/8): a 3g.40gb and a 4g.40gb on
 // an 80 GB GPU both hold half of its memory, so neither leaves room for the
 // other's half of the compute (NVIDIA MIG user guide; reference/cost_k8s.md §3).
+// Those per-instance shares can add up to more than one GPU; Shares (and Fit,
+// for shares that were computed elsewhere) scales a whole layout's shares so
+// that the instances of one GPU never cost more than the GPU.
 package mig
 
 import (
@@ -69,6 +72,59 @@ func (p Profile) Share(gpuMemoryGB float64) float64 {
 	}
 	return share
 }
+
+// Shares returns the cost share of every instance of one GPU's MIG layout,
+// in the order given. Each instance first gets its own Share — its compute
+// slices out of 7, or its memory slices out of 8 when that is larger — and
+// when those add up to more than the whole GPU, every share is multiplied by
+// the same factor 1/Σ (Fit), so the shares of one GPU add up to exactly 1.
+//
+// Why: max(compute, memory) is the right price of an instance on its own (a
+// 3g.40gb on an 80 GB GPU holds half the memory, so it denies the others half
+// the GPU), but two instances can both be memory-heavy and compute-heavy in
+// different ways: 3g.40gb (4/8 of the memory) + 4g.40gb (4/7 of the compute)
+// fill one H100 and would be charged 0.5 + 0.571 = 1.071 GPUs. Scaled, they
+// pay 0.467 and 0.533: still in the order of their own shares, and together
+// exactly the GPU. A layout that adds up to 1 or less is left as it is (the
+// rest of the GPU is unpartitioned capacity, see Stranded).
+func Shares(layout []Profile, gpuMemoryGB float64) []float64 {
+	shares := make([]float64, len(layout))
+	for i, p := range layout {
+		shares[i] = p.Share(gpuMemoryGB)
+	}
+	Fit(shares)
+	return shares
+}
+
+// Fit scales shares of one physical device in place so that they add up to
+// at most 1, each multiplied by FitFactor of their sum; it returns the factor.
+// Shares that already fit are left alone.
+func Fit(shares []float64) float64 {
+	total := 0.0
+	for _, s := range shares {
+		total += s
+	}
+	f := FitFactor(total)
+	if f < 1 {
+		for i := range shares {
+			shares[i] *= f
+		}
+	}
+	return f
+}
+
+// FitFactor is what shares adding up to total are multiplied by so that they
+// add up to at most 1: 1/total when total exceeds 1, else 1. Sums within
+// float rounding of 1 (seven 1g instances: 7 × 1/7) are not scaled.
+func FitFactor(total float64) float64 {
+	if total > 1+fitTolerance {
+		return 1 / total
+	}
+	return 1
+}
+
+// fitTolerance keeps float rounding in a sum of shares from rescaling them.
+const fitTolerance = 1e-12
 
 // Stranded returns the fraction of a GPU's capacity that the given layout
 // leaves free but unusable: every profile needs at least one compute slice

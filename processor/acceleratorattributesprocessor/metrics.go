@@ -21,9 +21,12 @@ import (
 func (p *attributesProcessor) processMetrics(_ context.Context, md pmetric.Metrics) (pmetric.Metrics, error) {
 	rms := md.ResourceMetrics()
 	p.learn(rms)
+	fitMIGShares(rms)
 	ix := p.idx.Load()
 	n := rms.Len()
 	var replaced []bool
+	var unplaced unplacedMIG
+	pigeonhole := ix.UnplacedMIG() > 0
 	for i := 0; i < n; i++ {
 		rm := rms.At(i)
 		attrs := rm.Resource().Attributes()
@@ -42,7 +45,11 @@ func (p *attributesProcessor) processMetrics(_ context.Context, md pmetric.Metri
 			continue
 		}
 		p.enrichDevice(ix, attrs, id, e, outcome)
+		if pigeonhole && outcome == index.Unknown && isMIGSeries(id) {
+			unplaced.observe(ix, attrs)
+		}
 	}
+	unplaced.settle(ix)
 	if replaced != nil {
 		i := 0
 		rms.RemoveIf(func(pmetric.ResourceMetrics) bool {

@@ -58,7 +58,11 @@ func (p *costProcessor) evaluate(st *resourceState, a *accrual, allocated bool, 
 		}
 		return out // nothing else is worth saying about a broken device
 	}
-	if !allocated || a.remainder || !a.windowOK {
+	// Rightsizing, training efficiency and inference under capacity are
+	// advice to whoever runs the workload: a resource that names no holder
+	// (no pod, ECS task, job or workload) has nobody to act on it, and its
+	// capacity, if nobody holds it, is already booked as unallocated waste.
+	if !allocated || a.remainder || !a.windowOK || !st.id.hasHolder {
 		return out
 	}
 	if p.cooldownOver(st, findingRightsizing, a.t) {

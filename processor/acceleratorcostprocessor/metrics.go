@@ -115,12 +115,12 @@ func (p *costProcessor) recordPod(id identity, sg signals, now time.Time) {
 // hw.status says.
 func (p *costProcessor) recordDevice(o *observation, now time.Time) {
 	id := &o.id
-	if isPartitionNone(id.partType) {
+	if id.deviceLevel() {
 		ps := p.parentOf(id.hwID, now)
 		ps.ownSeen = now
 	}
-	if id.parent != "" && !(isPartitionNone(id.partType) && id.parent == id.hwID) {
-		ps := p.parentOf(id.parent, now)
+	if parent := id.partitionOf(); parent != "" {
+		ps := p.parentOf(parent, now)
 		c := ps.children[id.key]
 		if c == nil {
 			c = &childInfo{}
@@ -181,12 +181,14 @@ func (p *costProcessor) healthOf(hwID string, now time.Time) *healthState {
 	return h
 }
 
-// ownShare is the part of the physical device a resource stands for:
-// NeuronCores by the table's cores per device; otherwise the share the
-// receiver or attributes processor set; a MIG instance without one by its
-// profile; everything else 1.
+// ownShare is the part of the physical device a resource stands for, before
+// the shares of one device are fitted together (layoutAt): NeuronCores by the
+// table's cores per device; otherwise the share the receiver or attributes
+// processor set; a MIG instance without one by its profile; everything else
+// 1. A device-level copy the attributes processor typed neuroncore is not a
+// core: it keeps the share it was given.
 func (p *costProcessor) ownShare(id *identity, row pricing.Row, match pricing.Match) float64 {
-	if id.partType == s.PartitionNeuronCore && match != pricing.NoMatch && row.CoresPerAccelerator > 0 {
+	if id.partType == s.PartitionNeuronCore && !id.deviceLevel() && match != pricing.NoMatch && row.CoresPerAccelerator > 0 {
 		return 1 / float64(row.CoresPerAccelerator)
 	}
 	if id.hasShare {
@@ -211,7 +213,11 @@ func gpuMemoryGB(row pricing.Row, match pricing.Match, model string) float64 {
 
 // layoutAt is the parent's partitions in the scrape at t. Children whose
 // last data point is older than half a scrape interval (or, before the
-// interval is known, max_interval) are gone.
+// interval is known, max_interval) are gone. When the partitions' own
+// shares add up to more than the device (MIG instances priced by
+// max(compute, memory) each, shares from sources that disagree), they are
+// all scaled by the same factor (mig.FitFactor), so that the partitions of
+// one device never cost more than the device.
 func (p *costProcessor) layoutAt(ps *parentState, t pcommon.Timestamp) layout {
 	if ps.cacheBatch == p.batch && ps.cacheT == t {
 		return ps.cache
@@ -220,7 +226,7 @@ func (p *costProcessor) layoutAt(ps *parentState, t pcommon.Timestamp) layout {
 	if ps.interval > 0 {
 		tol = min(tol, ps.interval/2)
 	}
-	var l layout
+	l := layout{scale: 1}
 	profiles := ps.profiles[:0]
 	for _, c := range ps.children {
 		if c.lastT+tol < t {
@@ -236,6 +242,8 @@ func (p *costProcessor) layoutAt(ps *parentState, t pcommon.Timestamp) layout {
 		}
 	}
 	ps.profiles = profiles
+	l.scale = mig.FitFactor(l.sumShares)
+	l.sumShares *= l.scale
 	l.remainder = math.Max(0, 1-l.sumShares)
 	if l.hasMIG {
 		l.stranded = mig.Stranded(profiles, ps.memoryGB)
@@ -307,8 +315,14 @@ func (p *costProcessor) account(o *observation, table *pricing.Table, now time.T
 	st := p.stateFor(o, now)
 	a := accrual{table: table, row: o.row, devicePrice: o.row.AcceleratorHourly(), t: o.sg.t}
 
+	// A device-level resource whose partitions are reported too (a Neuron
+	// device and its cores, a GPU and its MIG instances) stands only for
+	// what the partitions do not cover, whatever partition type or share
+	// an upstream processor gave it: exactly one level carries the money.
+	// Several device-level copies (one per holder) split that remainder by
+	// their own shares.
 	var lay layout
-	if isPartitionNone(id.partType) {
+	if id.deviceLevel() {
 		if ps := p.parents[id.hwID]; ps != nil && len(ps.children) > 0 {
 			if lay = p.layoutAt(ps, a.t); lay.n > 0 {
 				a.remainder = true
@@ -318,20 +332,27 @@ func (p *costProcessor) account(o *observation, table *pricing.Table, now time.T
 	fragmentation := 0.0
 	switch {
 	case a.remainder:
-		a.share = lay.remainder
+		weight := 1.0
+		if id.hasShare {
+			weight = id.share
+		}
+		a.share = lay.remainder * weight
 		if lay.remainder > 0 {
 			fragmentation = lay.fragRemainder / lay.remainder
 		}
 	default:
 		a.share = p.ownShare(id, o.row, o.match)
-		if isMIG(id.partType) && id.parent != "" {
-			if ps := p.parents[id.parent]; ps != nil {
-				if l := p.layoutAt(ps, a.t); l.fragExcess > 0 && l.sumShares > 0 {
+		if parent := id.partitionOf(); parent != "" {
+			if ps := p.parents[parent]; ps != nil {
+				l := p.layoutAt(ps, a.t)
+				a.share *= l.scale
+				if isMIG(id.partType) && l.fragExcess > 0 && l.sumShares > 0 {
 					fragmentation = l.fragExcess / l.sumShares
 				}
 			}
 		}
 	}
+	setShare(o.rm.Resource().Attributes(), a.share)
 	a.price = a.devicePrice * a.share
 	a.dt = p.elapsed(st.lastT, a.t)
 	cost := a.price * a.dt.Hours()
@@ -405,6 +426,32 @@ func (p *costProcessor) account(o *observation, table *pricing.Table, now time.T
 	p.emit(o.rm, st, a.price, a.t)
 	return out
 }
+
+// setShare makes the resource's accelerator.partition.share the share it is
+// priced at, so that price = device price × share holds for every exported
+// resource: a device-level resource standing for its partitions' remainder,
+// partitions scaled to fit their device. A missing share that is 1 stays
+// missing (missing means 1).
+func setShare(attrs pcommon.Map, share float64) {
+	if v, ok := attrs.Get(s.AttrPartitionShare); ok {
+		cur := math.NaN()
+		switch v.Type() {
+		case pcommon.ValueTypeDouble:
+			cur = v.Double()
+		case pcommon.ValueTypeInt:
+			cur = float64(v.Int())
+		}
+		if math.Abs(cur-share) <= shareTolerance {
+			return
+		}
+	} else if math.Abs(share-1) <= shareTolerance {
+		return
+	}
+	attrs.PutDouble(s.AttrPartitionShare, share)
+}
+
+// shareTolerance: shares this close are the same share (float rounding).
+const shareTolerance = 1e-12
 
 // stateFor finds or creates the state of a resource.
 func (p *costProcessor) stateFor(o *observation, now time.Time) *resourceState {

@@ -17,8 +17,13 @@ type identity struct {
 	key uint64 // hash of every resource attribute: one cumulative series per distinct resource
 
 	hwID, parent, partType, partID, profile, model string
-	share                                          float64
-	hasShare                                       bool
+	// share is accelerator.partition.share when it is a share of a device:
+	// in [0, 1]. A share of 0 is a resource that pays for nothing (the
+	// attributes processor's copy for processes nobody holds).
+	share    float64
+	hasShare bool
+	// coreIndex: the resource carries accelerator.neuroncore.index (a NeuronCore).
+	coreIndex bool
 	// allocated is false only for accelerator.allocation.state=unallocated;
 	// a missing state counts as allocated (see docs/cost-model.md).
 	allocated      bool
@@ -27,7 +32,9 @@ type identity struct {
 	hostType, region string
 
 	workload, workloadType, namespace, podUID, podName, nodeName string
-	hasHolder                                                    bool
+	// hasHolder: the resource names who holds it (a pod, an ECS task, a job
+	// or a workload), so a finding about it names someone who can act.
+	hasHolder bool
 }
 
 // signals is what the resource's metrics say, at their latest timestamp.
@@ -116,6 +123,7 @@ func (p *costProcessor) readIdentity(attrs pcommon.Map) identity {
 			id.allocated = v.Str() != s.AllocationUnallocated
 		case s.AttrWorkloadName:
 			id.workload = v.Str()
+			id.hasHolder = id.hasHolder || id.workload != ""
 		case s.AttrWorkloadType:
 			id.workloadType = v.Str()
 		case s.AttrK8sNamespaceName:
@@ -124,11 +132,13 @@ func (p *costProcessor) readIdentity(attrs pcommon.Map) identity {
 			id.podUID = v.Str()
 		case s.AttrK8sPodName:
 			id.podName = v.Str()
-			id.hasHolder = true
+			id.hasHolder = id.hasHolder || id.podName != ""
 		case s.AttrK8sNodeName:
 			id.nodeName = v.Str()
 		case s.AttrECSTaskARN, s.AttrJobID:
-			id.hasHolder = true
+			id.hasHolder = id.hasHolder || v.AsString() != ""
+		case s.AttrNeuronCoreIndex:
+			id.coreIndex = true
 		}
 		return true
 	})
@@ -136,7 +146,7 @@ func (p *costProcessor) readIdentity(attrs pcommon.Map) identity {
 	if !id.allocationSeen {
 		id.allocated = true
 	}
-	if id.hasShare && (math.IsNaN(id.share) || id.share <= 0 || id.share > 1) {
+	if id.hasShare && !(id.share >= 0 && id.share <= 1) { // NaN fails both
 		id.hasShare = false
 	}
 	id.hostType = firstString(attrs, p.cfg.HostTypeAttributes)
@@ -413,6 +423,24 @@ func (id identity) workloadKey() string {
 		return id.workload
 	}
 	return id.namespace + "/" + id.workload
+}
+
+// partitionOf is the hw.id of the physical device this resource is a
+// partition of (a MIG instance's GPU, a NeuronCore's device, the GPU of a
+// time-sliced or MPS copy), or "" for a resource that is not a partition.
+func (id *identity) partitionOf() string {
+	if id.parent == "" || id.parent == id.hwID && isPartitionNone(id.partType) {
+		return ""
+	}
+	return id.parent
+}
+
+// deviceLevel: the resource stands for a whole physical device (or a
+// holder's copy of one), not for a partition of it — whatever partition
+// type an upstream processor gave it. NeuronCores are recognised by their
+// core index even when they lack hw.parent.
+func (id *identity) deviceLevel() bool {
+	return id.partitionOf() == "" && !id.coreIndex
 }
 
 func isPartitionNone(partType string) bool {

@@ -108,7 +108,10 @@ const sameScrape = pcommon.Timestamp(time.Second)
 
 // layout is the parent's current partitions: those seen in the last scrape.
 type layout struct {
-	n             int
+	n int
+	// scale is what the partitions' own shares are multiplied by so that
+	// they add up to at most 1 (mig.FitFactor); sumShares is after scaling.
+	scale         float64
 	sumShares     float64
 	hasMIG        bool
 	remainder     float64 // 1 − Σ shares, at least 0

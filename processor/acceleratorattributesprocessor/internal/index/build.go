@@ -85,6 +85,8 @@ type builder struct {
 	node          *corev1.Node
 	podMeta       map[string]*workload.Meta // ns/name
 	consumers     map[string]*Consumer
+	// unplacedMIG: held MIG UUIDs with no known <parent>/gi<N> position.
+	unplacedMIG map[string]bool
 }
 
 // Build makes an index from one snapshot of the sources.
@@ -98,6 +100,7 @@ func Build(in Input) *Index {
 		seenReplicas:  map[string]map[string]bool{},
 		podMeta:       map[string]*workload.Meta{},
 		consumers:     map[string]*Consumer{},
+		unplacedMIG:   map[string]bool{},
 	}
 	if b.topo == nil {
 		b.topo = NewTopology()
@@ -125,6 +128,7 @@ func Build(in Input) *Index {
 	b.staticClaims()
 	b.entries()
 	b.migParents()
+	b.ix.unplacedMIG = len(b.unplacedMIG)
 	b.ix.Stats.Devices = len(b.ix.entries)
 	b.ix.Stats.Consumers = len(b.consumers)
 	b.ix.Stats.Pods = len(b.ix.podsByName)
@@ -320,6 +324,21 @@ func (b *builder) migPosition(uuid string) (string, bool) {
 	return "", false
 }
 
+// checkMIGPosition notes a held MIG UUID whose <parent>/gi<N> position is
+// unknown: a miss for a MIG device proves nothing while one exists, unless
+// the pigeonhole rule (Index.UnplacedMIG) settles it.
+func (b *builder) checkMIGPosition(uuid, ns, pod string) {
+	if _, ok := b.migPosition(uuid); ok {
+		return
+	}
+	b.ix.unresolvedMIG = true
+	b.unplacedMIG[uuid] = true
+	if b.ix.unplacedMIGPods == nil {
+		b.ix.unplacedMIGPods = map[string]bool{}
+	}
+	b.ix.unplacedMIGPods[ns+"/"+pod] = true
+}
+
 // kubeletClaims reads device-plugin devices from PodResources.
 func (b *builder) kubeletClaims() {
 	if !b.in.PodResourcesOK {
@@ -345,9 +364,7 @@ func (b *builder) kubeletClaims() {
 						b.seenReplicas[key][raw] = true
 					}
 					if id.Form == deviceid.FormMIG {
-						if _, ok := b.migPosition(id.UUID); !ok {
-							b.ix.unresolvedMIG = true
-						}
+						b.checkMIGPosition(id.UUID, p.Namespace, p.Name)
 					}
 					b.add(cl)
 				}

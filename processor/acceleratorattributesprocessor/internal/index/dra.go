@@ -65,8 +65,8 @@ func (b *builder) draClaims() {
 				continue // not a GPU (a compute-domain channel, a NIC)
 			}
 			if isMIGUUID(uuid) {
-				if _, ok := b.migPosition(uuid); !ok {
-					b.ix.unresolvedMIG = true
+				for _, pod := range pods {
+					b.checkMIGPosition(uuid, pod.Namespace, pod.Name)
 				}
 			}
 			fraction := 1.0

@@ -100,6 +100,11 @@ type Index struct {
 	unresolvedMIG    bool
 	unresolvedNVIDIA bool
 	unresolvedNeuron bool
+	// unplacedMIG counts the distinct MIG devices held on this node whose
+	// <parent>/gi<N> position is unknown; unplacedMIGPods are their holders
+	// (ns/name). See UnplacedMIG.
+	unplacedMIG     int
+	unplacedMIGPods map[string]bool
 	// knownPods are pods PodResources or the API say run on this node (ns/name).
 	knownPods     map[string]bool
 	podsAuthority bool
@@ -170,6 +175,25 @@ func (ix *Index) Known(id Identity) bool {
 		}
 	}
 	return false
+}
+
+// UnplacedMIG is the number of distinct MIG devices PodResources (or a DRA
+// claim) says are held on this node but that cannot be placed at a
+// <parent>/gi<N> position (no NVML, no NVML-source resource). Those are the
+// dcgm-exporter MIG series Lookup answers Unknown for. It is 0 when a miss
+// would prove nothing anyway (the sources are not authoritative, or DRA
+// devices could not be resolved), so that no pigeonhole conclusion is drawn.
+func (ix *Index) UnplacedMIG() int {
+	if !ix.authoritative || ix.unresolvedNVIDIA {
+		return 0
+	}
+	return ix.unplacedMIG
+}
+
+// HoldsUnplacedMIG reports whether the pod ns/name holds one of the MIG
+// devices UnplacedMIG counts.
+func (ix *Index) HoldsUnplacedMIG(namespace, name string) bool {
+	return ix.unplacedMIGPods[namespace+"/"+name]
 }
 
 // PodByUID finds a pod.
