@@ -10,8 +10,8 @@ import (
 
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 
-	as "github.com/otelcol-accel/otelcol-accel/internal/accelschema"
 	"github.com/otelcol-accel/otelcol-accel/exporter/emfexporter"
+	as "github.com/otelcol-accel/otelcol-accel/internal/accelschema"
 )
 
 // The CloudWatch dashboard must find data whichever of the two shipped
