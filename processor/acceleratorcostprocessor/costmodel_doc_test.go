@@ -73,6 +73,17 @@ func TestCostModelWorkedExample(t *testing.T) {
 		return res(append([]any{s.AttrHWID, hwID, s.AttrHWModel, "NVIDIA A100-SXM4-80GB", s.AttrPartitionType, s.PartitionNone,
 			s.AttrHostType, "p4de.24xlarge", s.AttrCloudRegion, "us-east-1", s.AttrK8sNodeName, "p4de-node"}, kv...)...)
 	}
+	migOf := func(parent, gi, profile string) []any {
+		return []any{s.AttrHWID, parent + "/gi" + gi, s.AttrHWParent, parent, s.AttrHWModel, "NVIDIA A100-SXM4-80GB",
+			s.AttrPartitionType, s.PartitionMIG, s.AttrPartitionID, gi, s.AttrPartitionProfile, profile,
+			s.AttrHostType, "p4de.24xlarge", s.AttrCloudRegion, "us-east-1", s.AttrK8sNodeName, "p4de-node"}
+	}
+	neuronCoreOf := func(i int) resource {
+		id := strconv.Itoa(i)
+		return res(s.AttrHWID, "neuron_device_0/neuroncore_"+id, s.AttrHWParent, "neuron_device_0", s.AttrNeuronCoreIndex, i,
+			s.AttrHWModel, "inferentia2", s.AttrPartitionType, s.PartitionNeuronCore, s.AttrPartitionID, id,
+			s.AttrHostType, "inf2.48xlarge", s.AttrK8sPodName, "llama-0", s.AttrK8sNamespaceName, "ml", s.MetricGPUUtilization, 0.5)
+	}
 	const last = 6
 	input := func(i int) []resource {
 		tensor := 0.50
@@ -91,8 +102,16 @@ func TestCostModelWorkedExample(t *testing.T) {
 			res(s.AttrK8sPodUID, "uid-chat", s.MetricKVCacheUtilization, 0.24, s.MetricRequestsWaiting, 0.0),
 			node("GPU-4", held("etl", s.WorkloadBatch, s.MetricGREngineActive, 0.30, s.MetricGPUMemoryUsage, 8*gib, s.MetricGPUMemoryLimit, 80*gib)...),
 			node("GPU-5", held("ranker", s.WorkloadBatch, s.MetricGREngineActive, 0.9)...),
-			res(s.AttrHWID, "neuron_device_0/neuroncore_0", s.AttrHWParent, "neuron_device_0", s.AttrHWModel, "inferentia2",
-				s.AttrPartitionType, s.PartitionNeuronCore, s.AttrPartitionID, "0", s.AttrHostType, "inf2.48xlarge", s.MetricGPUUtilization, 0.5),
+			// GPU-6: 3g.40gb + 4g.40gb, 15/14 of the GPU by their own
+			// shares; the receiver left the shares to the processor.
+			res(append(migOf("GPU-6", "1", "3g.40gb"), held("chat", s.WorkloadInference, s.MetricGREngineActive, 0.5)...)...),
+			res(append(migOf("GPU-6", "2", "4g.40gb"), s.AttrAllocationState, s.AllocationUnallocated, s.MetricGREngineActive, 0.0)...),
+			// An inf2 device held whole through its cores, as the attributes
+			// processor leaves it (typed neuroncore, share 1), and its cores.
+			res(s.AttrHWID, "neuron_device_0", s.AttrHWModel, "inferentia2", s.AttrPartitionType, s.PartitionNeuronCore,
+				s.AttrPartitionID, "0,1", s.AttrPartitionShare, 1.0, s.AttrHostType, "inf2.48xlarge",
+				s.AttrK8sPodName, "llama-0", s.AttrK8sNamespaceName, "ml", s.MetricGPUMemoryUsage, 4*gib),
+			neuronCoreOf(0), neuronCoreOf(1),
 		}
 	}
 	interval := 30 * time.Second
@@ -144,6 +163,9 @@ func TestCostModelWorkedExample(t *testing.T) {
 		"saving_rightsizing":  savingOf("GPU-2", s.FindingRightsizing),
 		"saving_unhealthy":    savingOf("GPU-5", s.FindingUnhealthyCapacity),
 		"price_neuroncore":    costOf(after, "neuron_device_0/neuroncore_0", "").price,
+		"price_3g40gb_fitted": costOf(after, "GPU-6/gi1", "").price,
+		"price_4g40gb_fitted": costOf(after, "GPU-6/gi2", "").price,
+		"price_neuron_device": costOf(after, "neuron_device_0", "").price,
 	}
 	if len(want) != len(got) {
 		t.Errorf("the document lists %d quantities, the test computes %d", len(want), len(got))
