@@ -1,0 +1,20 @@
+//go:build load
+
+// Package load runs the built otelcol-accel against the accelsim simulator
+// and measures what it costs: CPU-seconds per scrape, resident memory and
+// data points per CPU-second, for node agents at 8, 64 and 512 GPUs, a
+// gateway fed 10,000 GPUs' worth of agent output, and — in the same run,
+// against the same simulated dcgm-exporter — the pipeline users run today
+// (the contrib prometheus receiver, no enrichment) as the reference.
+//
+//	make bench                  (after make build)
+//	go test -tags load -count=1 -timeout 60m -v ./test/load/...
+//
+// Every phase runs a fixed number of intervals and stops by itself. The
+// results are printed and written to _build/load-results.md (override with
+// OTELCOL_ACCEL_LOAD_RESULTS); docs/performance.md quotes them. Knobs, for
+// quick local runs: OTELCOL_ACCEL_LOAD_INTERVALS (measured intervals per
+// phase, default 12), OTELCOL_ACCEL_LOAD_SOAK (soak duration, default 5m,
+// 0 skips it), OTELCOL_ACCEL_LOAD_SIZES (default 8,64,512),
+// OTELCOL_ACCEL_LOAD_GATEWAY_GPUS (default 10000, 0 skips the gateway).
+package load
