@@ -53,7 +53,7 @@ func (p *costProcessor) raise(st *resourceState, f finding, out []finding) []fin
 // evaluate checks each kind of finding for a resource after an interval.
 func (p *costProcessor) evaluate(st *resourceState, a *accrual, allocated bool, out []finding) []finding {
 	if a.unavailable {
-		if p.cooldownOver(st, findingUnhealthy, a.t) {
+		if p.cooldownOver(st, findingUnhealthy, a.t) && !awaitingHealthEvent(a) {
 			out = p.raise(st, p.unhealthy(st, a.t, a.health), out)
 		}
 		return out // nothing else is worth saying about a broken device
@@ -81,6 +81,17 @@ func (p *costProcessor) evaluate(st *resourceState, a *accrual, allocated bool, 
 		}
 	}
 	return out
+}
+
+// awaitingHealthEvent: hw.status turned failed in this very interval and no
+// health event has said why yet. Metrics and logs travel in separate
+// pipelines, so the event that carries the recommended action (replace the
+// device, reboot the node) often arrives just after the status; raising now
+// would fix the finding on "contact support" for a whole cooldown. The logs
+// side raises it when the event comes; otherwise the next interval does.
+func awaitingHealthEvent(a *accrual) bool {
+	h := a.health
+	return h != nil && h.action == "" && h.statusFailed && h.statusSince == a.t
 }
 
 // migOption is the smallest MIG profile the window's peaks fit in, for a MIG

@@ -146,9 +146,12 @@ func TestFindings(t *testing.T) {
 			resources: func(i int) []resource {
 				return []resource{gpu("GPU-U", held("job", s.WorkloadBatch, s.MetricStatus, s.HWStateFailed)...)}
 			},
+			// The first failed interval waits for a health event with an
+			// action (it travels in the logs pipeline); none comes, so the
+			// second raises "contact support".
 			batches: 3, hwID: "GPU-U",
 			want: wantFinding{kind: s.FindingUnhealthyCapacity, target: s.ActionContactSupport, healthAction: s.ActionContactSupport,
-				saving: 730, atBatch: 0, evidence: []string{"hw.state=failed", "price_per_hour=1.0000"}, actionHas: "contact_support"},
+				saving: 730, atBatch: 1, evidence: []string{"hw.state=failed", "price_per_hour=1.0000"}, actionHas: "contact_support"},
 		},
 	}
 	for _, tt := range tests {

@@ -150,6 +150,9 @@ func (p *costProcessor) recordDevice(o *observation, now time.Time) {
 	}
 	if o.sg.hasStatus {
 		h := p.healthOf(id.hwID, now)
+		if o.sg.statusFailed && !h.statusFailed {
+			h.statusSince = o.sg.t
+		}
 		h.statusFailed, h.statusT = o.sg.statusFailed, o.sg.t
 	} else if h := p.health[id.hwID]; h != nil {
 		h.seen = now // a device that still reports keeps its health history
@@ -263,14 +266,25 @@ func (p *costProcessor) elapsed(last, t pcommon.Timestamp) time.Duration {
 	return min(time.Duration(t-last), p.cfg.MaxInterval)
 }
 
+// unavailable says whether the resource's device (or the physical device it
+// is a partition of) is failed at t, and which health state says so: one
+// that knows the recommended action wins. A NeuronCore's own hw.status says
+// failed, but the health event with the action is about its device.
 func (p *costProcessor) unavailable(id *identity, t pcommon.Timestamp) (bool, *healthState) {
+	var own, parent *healthState
 	if h := p.health[id.hwID]; h != nil && h.failedAt(t) {
-		return true, h
+		own = h
 	}
-	if id.parent != "" {
+	if id.parent != "" && id.parent != id.hwID {
 		if h := p.health[id.parent]; h != nil && h.failedAt(t) {
-			return true, h
+			parent = h
 		}
+	}
+	switch {
+	case own != nil && (own.action != "" || parent == nil):
+		return true, own
+	case parent != nil:
+		return true, parent
 	}
 	return false, nil
 }

@@ -318,3 +318,52 @@ func TestNoAdviceForResourcesNobodyHolds(t *testing.T) {
 		t.Error("no unhealthy-capacity finding for a failed GPU nobody holds")
 	}
 }
+
+// neuron-monitor marks a failed device's cores failed in hw.status (metrics
+// pipeline) and reports the hardware error, with the action, as an event on
+// the device (logs pipeline), often a moment later. The cores' findings
+// carry the device's action, not "contact support".
+func TestCoreFailureTakesItsDevicesAction(t *testing.T) {
+	h := newHarness(t, testConfig())
+	failed := []any{s.MetricStatus, s.HWStateFailed}
+	batchOf := func() []resource {
+		return []resource{neuronDevice(s.PartitionNone, "", 1, failed...), neuronCore(0, failed...), neuronCore(1, failed...)}
+	}
+	h.send(at(0), batchOf()...)
+	if n := len(h.findings()); n != 0 {
+		t.Fatalf("%d findings before the health event had a chance to say why", n)
+	}
+	ev := healthEvent("neuron_device_0", at(time.Second), 0, s.HWStateFailed, s.ActionReplaceDevice)
+	h.sendLogs(ev)
+	h.send(at(step), batchOf()...)
+	h.send(at(2*step), batchOf()...)
+	fs := h.findings()
+	if len(fs) != 2 {
+		t.Fatalf("want one finding per core (the device resource costs nothing of its own), got %d", len(fs))
+	}
+	for _, f := range fs {
+		if a, _ := f.Attributes().Get(s.AttrHealthAction); a.Str() != s.ActionReplaceDevice {
+			t.Errorf("finding %q: action %q, want %q from the device's event", f.Body().Str(), a.Str(), s.ActionReplaceDevice)
+		}
+	}
+}
+
+// The other order: the device's event comes first, before the processor has
+// seen its cores; the cores' first failed interval takes its action.
+func TestCoreFailureAfterItsDevicesEvent(t *testing.T) {
+	h := newHarness(t, testConfig())
+	failed := []any{s.MetricStatus, s.HWStateFailed}
+	h.sendLogs(healthEvent("neuron_device_0", at(0), 0, s.HWStateFailed, s.ActionReplaceDevice))
+	for i := 0; i < 3; i++ {
+		h.send(at(time.Duration(i)*step), neuronDevice(s.PartitionNone, "", 1, failed...), neuronCore(0, failed...), neuronCore(1, failed...))
+	}
+	fs := h.findings()
+	if len(fs) != 2 {
+		t.Fatalf("want one finding per core, got %d", len(fs))
+	}
+	for _, f := range fs {
+		if a, _ := f.Attributes().Get(s.AttrHealthAction); a.Str() != s.ActionReplaceDevice {
+			t.Errorf("finding %q: action %q, want %q from the device's event", f.Body().Str(), a.Str(), s.ActionReplaceDevice)
+		}
+	}
+}

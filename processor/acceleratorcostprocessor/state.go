@@ -137,7 +137,9 @@ type healthState struct {
 	description  string
 	statusFailed bool // from the latest hw.status
 	statusT      pcommon.Timestamp
-	seen         time.Time
+	// statusSince is the data time hw.status turned failed.
+	statusSince pcommon.Timestamp
+	seen        time.Time
 }
 
 // failedAt reports whether the interval that ends at t is spent failed: the
