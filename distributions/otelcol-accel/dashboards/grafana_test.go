@@ -121,6 +121,7 @@ func checkVariables(t *testing.T, d *GrafanaDashboard) {
 
 func checkPanels(t *testing.T, d *GrafanaDashboard) {
 	ids := map[int]bool{}
+	titles := map[string]bool{}
 	values := allSelected(t, d)
 	for _, p := range d.AllPanels() {
 		if ids[p.ID] {
@@ -131,6 +132,10 @@ func checkPanels(t *testing.T, d *GrafanaDashboard) {
 			continue
 		}
 		where := fmt.Sprintf("panel %q", p.Title)
+		if titles[p.Title] {
+			t.Errorf("%s: two panels with this title", where)
+		}
+		titles[p.Title] = true
 		if p.Title == "" || p.Description == "" {
 			t.Errorf("%s: every panel needs a title and a description", where)
 		}
