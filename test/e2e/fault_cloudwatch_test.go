@@ -211,6 +211,7 @@ func TestFaultCloudWatchOutage(t *testing.T) {
 	})
 
 	cw.SetDown(true)
+	down := time.Now()
 	during := map[pointKey]float64{}
 	send(t, gw, 10, 30, at, during)
 	waitFor(t, 30*time.Second, "the exporter to try the outage's points", func() bool {
@@ -222,7 +223,9 @@ func TestFaultCloudWatchOutage(t *testing.T) {
 	waitFor(t, 10*time.Second, "the exporter to report the outage", func() bool {
 		return watch.Seen(emfExporter, "StatusRecoverableError")
 	})
+	time.Sleep(time.Until(down.Add(5 * time.Second)))
 	cw.SetDown(false)
+	t.Logf("CloudWatch was down %s; %d calls refused", time.Since(down).Round(100*time.Millisecond), cw.RefusedCalls())
 	for k, v := range during {
 		want[k] = v
 	}
@@ -266,6 +269,7 @@ func TestFaultCloudWatchOutageKill(t *testing.T) {
 	})
 
 	cw.SetDown(true)
+	down := time.Now()
 	send(t, gw, 10, 30, at, want)
 	// The queue holds what the exporter has taken from the pipeline; the
 	// exporter trying a point proves it got there (the batch processor in
@@ -285,7 +289,9 @@ func TestFaultCloudWatchOutageKill(t *testing.T) {
 	waitFor(t, 30*time.Second, "the restarted gateway to retry", func() bool {
 		return watch.Seen(emfExporter, "StatusRecoverableError")
 	})
+	time.Sleep(time.Until(down.Add(5 * time.Second)))
 	cw.SetDown(false)
+	t.Logf("CloudWatch was down %s; %d calls refused", time.Since(down).Round(100*time.Millisecond), cw.RefusedCalls())
 
 	waitFor(t, 60*time.Second, "every point after the outage", func() bool {
 		return covered(want, emfPoints(t, cw.Events()))
