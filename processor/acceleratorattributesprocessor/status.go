@@ -34,7 +34,9 @@ func (p *attributesProcessor) setProblem(source, msg string) {
 	if !had || prev.msg != msg {
 		p.rl.Reset(key)
 	}
-	p.rl.Error(key, "accelerator_attributes: "+source+" unavailable, attribution degraded", zap.String("fix", msg))
+	// A warning, not an error: the pipeline keeps flowing and the status
+	// says the same; an error-level line would also carry a stack trace.
+	p.rl.Warn(key, "accelerator_attributes: "+source+" unavailable, attribution degraded", zap.String("fix", msg))
 }
 
 // clearProblem records that a source works (again).
