@@ -132,6 +132,7 @@ func (f *Fleet) buildNode(sn *scenario.Node, name string) (*Node, error) {
 			for _, gi := range md.GPUs {
 				g := n.GPUs[gi]
 				g.MIG = []*MIGInstance{}
+				var layout []mig.Profile
 				for slot, p := range placements {
 					mp, err := mig.ParseProfile(p.Profile.Name)
 					if err != nil {
@@ -139,9 +140,13 @@ func (f *Fleet) buildNode(sn *scenario.Node, name string) (*Node, error) {
 					}
 					g.MIG = append(g.MIG, &MIGInstance{
 						GPU: g, Slot: slot, Profile: p.Profile, Start: p.Start, GIID: p.GIID,
-						UUID:  "MIG-" + detrand.UUID(seed, "mig", g.UUID, p.GIID),
-						Share: mp.Share(float64(model.MemoryMiB) / 1024),
+						UUID: "MIG-" + detrand.UUID(seed, "mig", g.UUID, p.GIID),
 					})
+					layout = append(layout, mp)
+				}
+				// The shares the collector should find: fitted to the GPU.
+				for i, share := range mig.Shares(layout, float64(model.MemoryMiB)/1024) {
+					g.MIG[i].Share = share
 				}
 			}
 		}

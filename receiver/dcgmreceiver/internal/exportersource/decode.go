@@ -311,10 +311,30 @@ func finish(groups []*group) []model.Sample {
 			gpuMemory[g.s.HWID] = g.s.MemTotal.V
 		}
 	}
+	// MIG shares are fitted per parent GPU (mig.Fit) so that a layout never
+	// adds up to more than the GPU; an instance whose series dcgm-exporter
+	// repeats per pod counts once.
+	migShares := map[string]map[string]float64{} // parent → hw.id → share
+	for _, g := range groups {
+		if g.s.IsMIG() {
+			if migShares[g.s.Parent] == nil {
+				migShares[g.s.Parent] = map[string]float64{}
+			}
+			migShares[g.s.Parent][g.s.HWID] = migShare(g.s.Profile, gpuMemory[g.s.Parent], g.s.Model)
+		}
+	}
+	fit := map[string]float64{}
+	for parent, byID := range migShares {
+		total := 0.0
+		for _, share := range byID {
+			total += share
+		}
+		fit[parent] = mig.FitFactor(total)
+	}
 	out := make([]model.Sample, 0, len(groups))
 	for _, g := range groups {
 		if g.s.IsMIG() {
-			g.s.Share = migShare(g.s.Profile, gpuMemory[g.s.Parent], g.s.Model)
+			g.s.Share = migShares[g.s.Parent][g.s.HWID] * fit[g.s.Parent]
 		}
 		// A value near the float64 limit can overflow in unit conversion;
 		// it is dropped rather than sent as Inf.

@@ -262,6 +262,23 @@ func TestOverlongLine(t *testing.T) {
 	assert.Equal(t, 2, res.LineErrors[0].Line+1)
 }
 
+// A 3g.40gb (half the memory) and a 4g.40gb (4/7 of the compute) fill an
+// 80 GB H100: their own shares add up to 1.071, so they are fitted to the GPU.
+func TestMIGSharesFitTheirGPU(t *testing.T) {
+	text := `DCGM_FI_DEV_FB_USED{gpu="0",UUID="GPU-h",modelName="NVIDIA H100 80GB HBM3"} 1000
+DCGM_FI_DEV_FB_FREE{gpu="0",UUID="GPU-h",modelName="NVIDIA H100 80GB HBM3"} 80000
+DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu="0",UUID="GPU-h",modelName="NVIDIA H100 80GB HBM3",GPU_I_PROFILE="3g.40gb",GPU_I_ID="1"} 0.5
+DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu="0",UUID="GPU-h",modelName="NVIDIA H100 80GB HBM3",GPU_I_PROFILE="4g.40gb",GPU_I_ID="2"} 0.5
+DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu="0",UUID="GPU-h",modelName="NVIDIA H100 80GB HBM3",GPU_I_PROFILE="4g.40gb",GPU_I_ID="2",pod="p2",namespace="ns",container="c"} 0.5
+`
+	res := (&Decoder{}).Decode(strings.NewReader(text))
+	total := 1.0/2 + 4.0/7
+	gi1, gi2 := byID(t, res, "GPU-h/gi1"), byID(t, res, "GPU-h/gi2")
+	assert.InDelta(t, 0.5/total, gi1.Share, 1e-12)
+	assert.InDelta(t, (4.0/7)/total, gi2.Share, 1e-12)
+	assert.InDelta(t, 1, gi1.Share+gi2.Share, 1e-12, "the layout is exactly the GPU, and the per-pod repeat of gi2 counts once")
+}
+
 func TestMemoryUtilizationFallback(t *testing.T) {
 	for text, want := range map[string]float64{
 		`DCGM_FI_DEV_FB_USED_PERCENT{UUID="GPU-a"} 0.25`: 0.25,

@@ -163,14 +163,20 @@ func (s *Source) refreshMIG(g *gpu, memTotal float64) []*migDevice {
 			delete(g.migs, uuid)
 		}
 	}
-	// Split each GPU instance's share among its compute instances, so that
-	// the shares of one GPU never add up to more than it.
+	// Split each GPU instance's share among its compute instances, and fit
+	// the layout (mig.Fit) so that the shares of one GPU never add up to
+	// more than it: 3g.40gb + 4g.40gb would otherwise be 0.5 + 0.571.
 	perGI := map[int]int{}
 	for _, m := range out {
 		perGI[m.id.GPUInstanceID]++
 	}
-	for _, m := range out {
-		m.id.Share = migShare(m.id.Profile, memTotal, g.id.Model) / float64(perGI[m.id.GPUInstanceID])
+	shares := make([]float64, len(out))
+	for i, m := range out {
+		shares[i] = migShare(m.id.Profile, memTotal, g.id.Model) / float64(perGI[m.id.GPUInstanceID])
+	}
+	mig.Fit(shares)
+	for i, m := range out {
+		m.id.Share = shares[i]
 	}
 	return out
 }
