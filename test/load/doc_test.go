@@ -15,6 +15,9 @@
 // OTELCOL_ACCEL_LOAD_RESULTS); docs/performance.md quotes them. Knobs, for
 // quick local runs: OTELCOL_ACCEL_LOAD_INTERVALS (measured intervals per
 // phase, default 12), OTELCOL_ACCEL_LOAD_SOAK (soak duration, default 5m,
-// 0 skips it), OTELCOL_ACCEL_LOAD_SIZES (default 8,64,512),
-// OTELCOL_ACCEL_LOAD_GATEWAY_GPUS (default 10000, 0 skips the gateway).
+// 0 skips it), OTELCOL_ACCEL_LOAD_SIZES (default 8,64,512; 0 skips them),
+// OTELCOL_ACCEL_LOAD_GATEWAY_GPUS (default 2000,10000; 0 skips the
+// gateway), OTELCOL_ACCEL_LOAD_GATEWAY_CONFIG (one more config layered on
+// the gateway, for experiments), OTELCOL_ACCEL_LOAD_PROFILE (a file to
+// save the gateway's CPU profile to).
 package load

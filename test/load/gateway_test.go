@@ -59,6 +59,11 @@ func runGateway(ctx context.Context, t *testing.T, template pmetric.Metrics, fro
 		e2etest.ConfigPath("cloudwatch-emf.yaml"),
 		filepath.Join("testdata", "gateway-load.yaml"),
 	}
+	// OTELCOL_ACCEL_LOAD_GATEWAY_CONFIG layers one more config on the
+	// gateway, for experiments (a different batch size, EMF options).
+	if extra := os.Getenv("OTELCOL_ACCEL_LOAD_GATEWAY_CONFIG"); extra != "" {
+		configs = append(configs, extra)
+	}
 	profile := os.Getenv("OTELCOL_ACCEL_LOAD_PROFILE")
 	if profile != "" {
 		configs = append(configs, filepath.Join("testdata", "gateway-pprof.yaml"))
