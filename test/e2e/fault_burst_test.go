@@ -64,11 +64,11 @@ processors:
 	// with its pod.
 	attributed := func(devices map[string]bool) func(pmetric.Metrics) {
 		return func(md pmetric.Metrics) {
-			if !hasMetric(md, accelschema.MetricPower) {
+			if !carriesMetric(md, accelschema.MetricPower) {
 				return
 			}
 			for id, rs := range resourcesByDevice(md) {
-				if _, ok := devices[id]; ok && attr(rs[0], accelschema.AttrK8sPodName) != "" {
+				if _, ok := devices[id]; ok && resourceAttr(rs[0], accelschema.AttrK8sPodName) != "" {
 					devices[id] = true
 				}
 			}
@@ -108,7 +108,7 @@ processors:
 	}
 
 	next := waitAll("8 GPUs", 0, gpus(small))
-	before := rssAnon(t, col)
+	before := ownMemory(t, col)
 
 	dcgm.SetUpstream(t, big.DCGMExporterURL)
 	kubelet.SetTarget(big.PodResourcesSocket)
@@ -119,7 +119,7 @@ processors:
 	// Keep it up for a few more scrapes, watching memory.
 	peak := int64(0)
 	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(500 * time.Millisecond) {
-		peak = max(peak, rssAnon(t, col))
+		peak = max(peak, ownMemory(t, col))
 	}
 	t.Logf("agent heap and stacks: %.1f MiB with 8 GPUs, at most %.1f MiB with 80", float64(before)/(1<<20), float64(peak)/(1<<20))
 	if peak > agentMemoryLimitMiB<<20 {

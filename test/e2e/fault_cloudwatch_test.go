@@ -89,7 +89,7 @@ func gaugeBatch(req int, at time.Time, want map[pointKey]float64) pmetric.Metric
 }
 
 // send delivers requests [from, to) to the gateway; each must be accepted.
-func send(t *testing.T, gw *e2etest.Collector, from, to int, at time.Time, want map[pointKey]float64) {
+func sendGauges(t *testing.T, gw *e2etest.Collector, from, to int, at time.Time, want map[pointKey]float64) {
 	t.Helper()
 	c, err := e2etest.DialOTLP(gw.Env[e2etest.EnvOTLPGRPC])
 	if err != nil {
@@ -133,7 +133,7 @@ func emfPoints(t *testing.T, events []e2etest.CWEvent) map[pointKey][]float64 {
 }
 
 // waitFor polls cond until it holds or the timeout passes.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+func faultWait(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for !cond() {
@@ -145,7 +145,7 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool)
 }
 
 // covered reports whether every wanted point is among got.
-func covered(want map[pointKey]float64, got map[pointKey][]float64) bool {
+func allDelivered(want map[pointKey]float64, got map[pointKey][]float64) bool {
 	for k := range want {
 		if len(got[k]) == 0 {
 			return false
@@ -205,22 +205,22 @@ func TestFaultCloudWatchOutage(t *testing.T) {
 	at := time.Now().Truncate(time.Second)
 	want := map[pointKey]float64{}
 
-	send(t, gw, 0, 10, at, want)
-	waitFor(t, 30*time.Second, "the first points to reach CloudWatch", func() bool {
-		return covered(want, emfPoints(t, cw.Events()))
+	sendGauges(t, gw, 0, 10, at, want)
+	faultWait(t, 30*time.Second, "the first points to reach CloudWatch", func() bool {
+		return allDelivered(want, emfPoints(t, cw.Events()))
 	})
 
 	cw.SetDown(true)
 	down := time.Now()
 	during := map[pointKey]float64{}
-	send(t, gw, 10, 30, at, during)
-	waitFor(t, 30*time.Second, "the exporter to try the outage's points", func() bool {
-		return covered(during, emfPoints(t, cw.Refused()))
+	sendGauges(t, gw, 10, 30, at, during)
+	faultWait(t, 30*time.Second, "the exporter to try the outage's points", func() bool {
+		return allDelivered(during, emfPoints(t, cw.Refused()))
 	})
 	// Several retries fail while CloudWatch stays down.
 	refusedAt := cw.RefusedCalls()
-	waitFor(t, 30*time.Second, "retries during the outage", func() bool { return cw.RefusedCalls() >= refusedAt+3 })
-	waitFor(t, 10*time.Second, "the exporter to report the outage", func() bool {
+	faultWait(t, 30*time.Second, "retries during the outage", func() bool { return cw.RefusedCalls() >= refusedAt+3 })
+	faultWait(t, 10*time.Second, "the exporter to report the outage", func() bool {
 		return watch.Seen(emfExporter, "StatusRecoverableError")
 	})
 	time.Sleep(time.Until(down.Add(5 * time.Second)))
@@ -230,10 +230,10 @@ func TestFaultCloudWatchOutage(t *testing.T) {
 		want[k] = v
 	}
 
-	waitFor(t, 60*time.Second, "every point after the outage", func() bool {
-		return covered(want, emfPoints(t, cw.Events()))
+	faultWait(t, 60*time.Second, "every point after the outage", func() bool {
+		return allDelivered(want, emfPoints(t, cw.Events()))
 	})
-	waitFor(t, 10*time.Second, "the exporter to report it recovered", func() bool {
+	faultWait(t, 10*time.Second, "the exporter to report it recovered", func() bool {
 		hs, _, err := gw.Health()
 		return err == nil && hs.ComponentStatus(emfExporter) == "StatusOK"
 	})
@@ -263,19 +263,19 @@ func TestFaultCloudWatchOutageKill(t *testing.T) {
 	at := time.Now().Truncate(time.Second)
 	want := map[pointKey]float64{}
 
-	send(t, gw, 0, 10, at, want)
-	waitFor(t, 30*time.Second, "the first points to reach CloudWatch", func() bool {
-		return covered(want, emfPoints(t, cw.Events()))
+	sendGauges(t, gw, 0, 10, at, want)
+	faultWait(t, 30*time.Second, "the first points to reach CloudWatch", func() bool {
+		return allDelivered(want, emfPoints(t, cw.Events()))
 	})
 
 	cw.SetDown(true)
 	down := time.Now()
-	send(t, gw, 10, 30, at, want)
+	sendGauges(t, gw, 10, 30, at, want)
 	// The queue holds what the exporter has taken from the pipeline; the
 	// exporter trying a point proves it got there (the batch processor in
 	// front of it is memory, and a SIGKILL loses what it holds).
-	waitFor(t, 30*time.Second, "the exporter to try the outage's points", func() bool {
-		return covered(want, emfPoints(t, append(cw.Events(), cw.Refused()...)))
+	faultWait(t, 30*time.Second, "the exporter to try the outage's points", func() bool {
+		return allDelivered(want, emfPoints(t, append(cw.Events(), cw.Refused()...)))
 	})
 	gw.Kill()
 	if exited, _ := gw.Exited(); !exited {
@@ -285,16 +285,16 @@ func TestFaultCloudWatchOutageKill(t *testing.T) {
 	gw2 := startEMFGateway(t, cw, queue)
 	watch := e2etest.WatchHealth(gw2, 250*time.Millisecond, emfExporter)
 	defer watch.Stop()
-	send(t, gw2, 30, 40, at, want)
-	waitFor(t, 30*time.Second, "the restarted gateway to retry", func() bool {
+	sendGauges(t, gw2, 30, 40, at, want)
+	faultWait(t, 30*time.Second, "the restarted gateway to retry", func() bool {
 		return watch.Seen(emfExporter, "StatusRecoverableError")
 	})
 	time.Sleep(time.Until(down.Add(5 * time.Second)))
 	cw.SetDown(false)
 	t.Logf("CloudWatch was down %s; %d calls refused", time.Since(down).Round(100*time.Millisecond), cw.RefusedCalls())
 
-	waitFor(t, 60*time.Second, "every point after the outage", func() bool {
-		return covered(want, emfPoints(t, cw.Events()))
+	faultWait(t, 60*time.Second, "every point after the outage", func() bool {
+		return allDelivered(want, emfPoints(t, cw.Events()))
 	})
 	time.Sleep(time.Second)
 	assertExactlyOnce(t, want, emfPoints(t, cw.Events()))

@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"testing"
-	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
@@ -72,7 +71,7 @@ func resourcesByDevice(md pmetric.Metrics) map[string][]pcommon.Map {
 	return out
 }
 
-func attr(m pcommon.Map, key string) string {
+func resourceAttr(m pcommon.Map, key string) string {
 	v, ok := m.Get(key)
 	if !ok {
 		return ""
@@ -81,7 +80,7 @@ func attr(m pcommon.Map, key string) string {
 }
 
 // hasMetric reports whether md carries a metric with that name.
-func hasMetric(md pmetric.Metrics, name string) bool {
+func carriesMetric(md pmetric.Metrics, name string) bool {
 	rms := md.ResourceMetrics()
 	for i := 0; i < rms.Len(); i++ {
 		sms := rms.At(i).ScopeMetrics()
@@ -99,7 +98,7 @@ func hasMetric(md pmetric.Metrics, name string) bool {
 
 // rssAnon is the collector's own memory (heap and stacks), without the
 // executable's pages.
-func rssAnon(t *testing.T, col *e2etest.Collector) int64 {
+func ownMemory(t *testing.T, col *e2etest.Collector) int64 {
 	t.Helper()
 	u, err := e2etest.ReadProcUsage(col.PID())
 	if err != nil {
@@ -107,5 +106,3 @@ func rssAnon(t *testing.T, col *e2etest.Collector) int64 {
 	}
 	return u.RSSAnonBytes
 }
-
-var _ = time.Second

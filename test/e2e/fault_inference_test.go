@@ -136,11 +136,11 @@ func TestFaultInferenceTargetGarbage(t *testing.T) {
 	if _, err := sink.WaitMetrics(ctx, 0, func(md pmetric.Metrics) bool {
 		for i := 0; i < md.ResourceMetrics().Len(); i++ {
 			rm := md.ResourceMetrics().At(i)
-			seen, ok := scrapes[attr(rm.Resource().Attributes(), accelschema.AttrServerPort)]
+			seen, ok := scrapes[resourceAttr(rm.Resource().Attributes(), accelschema.AttrServerPort)]
 			if !ok {
 				continue
 			}
-			forEachPoint(rm, accelschema.MetricRequestsRunning, func(ts int64) { seen[ts] = true })
+			forEachNumberPoint(rm, accelschema.MetricRequestsRunning, func(ts int64) { seen[ts] = true })
 		}
 		return len(scrapes[port(good.URL)]) >= 6 && len(scrapes[port(tornURL)]) >= 3
 	}); err != nil {
@@ -180,7 +180,7 @@ func TestFaultInferenceTargetGarbage(t *testing.T) {
 
 // forEachPoint calls f with the timestamp of each point of the named gauge
 // or sum in rm.
-func forEachPoint(rm pmetric.ResourceMetrics, name string, f func(ts int64)) {
+func forEachNumberPoint(rm pmetric.ResourceMetrics, name string, f func(ts int64)) {
 	for j := 0; j < rm.ScopeMetrics().Len(); j++ {
 		ms := rm.ScopeMetrics().At(j).Metrics()
 		for k := 0; k < ms.Len(); k++ {

@@ -65,10 +65,10 @@ func TestFaultKubeletSocketRecreated(t *testing.T) {
 
 	podOf := func(md pmetric.Metrics) (string, bool) {
 		rs := resourcesByDevice(md)[held]
-		if len(rs) == 0 || !hasMetric(md, accelschema.MetricPower) {
+		if len(rs) == 0 || !carriesMetric(md, accelschema.MetricPower) {
 			return "", false
 		}
-		return attr(rs[0], accelschema.AttrK8sPodName), true
+		return resourceAttr(rs[0], accelschema.AttrK8sPodName), true
 	}
 	wait := func(what string, from int, timeout time.Duration, want func(pod string) bool) int {
 		t.Helper()
@@ -91,7 +91,7 @@ func TestFaultKubeletSocketRecreated(t *testing.T) {
 	// The last answer is kept for a few refreshes (a kubelet restart is
 	// short), then the GPU passes unattributed.
 	next = wait("attribution to lapse without the socket", next, 60*time.Second, func(p string) bool { return p == "" })
-	waitFor(t, 10*time.Second, "the processor to report the socket missing", func() bool {
+	faultWait(t, 10*time.Second, "the processor to report the socket missing", func() bool {
 		return watch.Seen(attributesProcessor, "StatusRecoverableError")
 	})
 
@@ -102,7 +102,7 @@ func TestFaultKubeletSocketRecreated(t *testing.T) {
 	recreated := time.Now()
 	wait("attribution to come back with the socket", next, 60*time.Second, func(p string) bool { return p == "trainer-0" })
 	t.Logf("attribution came back %s after the socket was recreated", time.Since(recreated).Round(100*time.Millisecond))
-	waitFor(t, 30*time.Second, "the processor to report it recovered", func() bool {
+	faultWait(t, 30*time.Second, "the processor to report it recovered", func() bool {
 		hs, _, err := col.Health()
 		return err == nil && hs.ComponentStatus(attributesProcessor) == "StatusOK"
 	})

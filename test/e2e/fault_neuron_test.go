@@ -75,18 +75,18 @@ service:
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_, from := sink.Metrics(0)
-	if _, err := sink.WaitMetrics(ctx, from, func(md pmetric.Metrics) bool { return hasMetric(md, accelschema.MetricPower) }); err != nil {
+	if _, err := sink.WaitMetrics(ctx, from, func(md pmetric.Metrics) bool { return carriesMetric(md, accelschema.MetricPower) }); err != nil {
 		t.Errorf("no GPU metrics while neuron-monitor crash-loops: %v", err)
 	}
 
 	starts := readStarts(t, script+".starts")
-	t.Logf("neuron-monitor started %d times in %s; gaps %v", len(starts), observe, gaps(starts))
+	t.Logf("neuron-monitor started %d times in %s; gaps %v", len(starts), observe, startGaps(starts))
 	// Backoff 1 s doubling: 0, 1, 3, 7, 15 s. A tight loop would be
 	// hundreds.
 	if len(starts) < 3 || len(starts) > 6 {
 		t.Errorf("neuron-monitor started %d times in %s, want 3 to 6 (restarts with backoff 1s, 2s, 4s, 8s)", len(starts), observe)
 	}
-	g := gaps(starts)
+	g := startGaps(starts)
 	for i := 1; i < len(g); i++ {
 		if g[i] < 1.5*g[i-1] {
 			t.Errorf("restart gaps %v do not grow (gap %d is %.2fs after %.2fs)", g, i, g[i], g[i-1])
@@ -125,7 +125,7 @@ func readStarts(t *testing.T, path string) []float64 {
 	return out
 }
 
-func gaps(ts []float64) []float64 {
+func startGaps(ts []float64) []float64 {
 	var g []float64
 	for i := 1; i < len(ts); i++ {
 		g = append(g, float64(int((ts[i]-ts[i-1])*100))/100)
