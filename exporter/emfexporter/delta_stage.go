@@ -10,7 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otelcol-accel/otelcol-accel/exporter/emfexporter/internal/delta"
-	"github.com/otelcol-accel/otelcol-accel/exporter/emfexporter/internal/ratelog"
+	"github.com/otelcol-accel/otelcol-accel/internal/ratelog"
 )
 
 // deltaStage turns cumulative data into deltas BEFORE the sending queue.

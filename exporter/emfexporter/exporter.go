@@ -19,7 +19,7 @@ import (
 	"github.com/otelcol-accel/otelcol-accel/exporter/emfexporter/internal/logjson"
 	"github.com/otelcol-accel/otelcol-accel/exporter/emfexporter/internal/logname"
 	"github.com/otelcol-accel/otelcol-accel/exporter/emfexporter/internal/output"
-	"github.com/otelcol-accel/otelcol-accel/exporter/emfexporter/internal/ratelog"
+	"github.com/otelcol-accel/otelcol-accel/internal/ratelog"
 )
 
 // logEvery is how often one kind of problem is logged at most.

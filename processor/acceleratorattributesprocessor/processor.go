@@ -13,12 +13,12 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/otelcol-accel/otelcol-accel/internal/podresources"
+	"github.com/otelcol-accel/otelcol-accel/internal/ratelog"
 	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorattributesprocessor/internal/cgroup"
 	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorattributesprocessor/internal/ecs"
 	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorattributesprocessor/internal/index"
 	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorattributesprocessor/internal/kube"
 	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorattributesprocessor/internal/nvmlmig"
-	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorattributesprocessor/internal/ratelog"
 	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorattributesprocessor/internal/static"
 	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorattributesprocessor/internal/workload"
 )

@@ -17,10 +17,10 @@ import (
 	"go.opentelemetry.io/collector/receiver/receiverhelper"
 	"go.uber.org/zap"
 
+	"github.com/otelcol-accel/otelcol-accel/internal/ratelog"
 	"github.com/otelcol-accel/otelcol-accel/receiver/neuronreceiver/internal/follow"
 	"github.com/otelcol-accel/otelcol-accel/receiver/neuronreceiver/internal/framing"
 	"github.com/otelcol-accel/otelcol-accel/receiver/neuronreceiver/internal/mapping"
-	"github.com/otelcol-accel/otelcol-accel/receiver/neuronreceiver/internal/ratelog"
 	"github.com/otelcol-accel/otelcol-accel/receiver/neuronreceiver/internal/report"
 	"github.com/otelcol-accel/otelcol-accel/receiver/neuronreceiver/internal/supervisor"
 )
@@ -277,7 +277,7 @@ func (r *neuronReceiver) childEvent(ev supervisor.Event) {
 func (r *neuronReceiver) fileEvent(ev follow.Event) {
 	switch ev.Kind {
 	case follow.Opened:
-		r.log.Forget("file/missing")
+		r.log.Reset("file/missing")
 		r.set.Logger.Info("reading neuron-monitor output", zap.String("path", ev.Path))
 	case follow.Missing:
 		err := fmt.Errorf("%s does not exist yet: waiting for neuron-monitor's output to appear there", ev.Path)
