@@ -320,7 +320,7 @@ func finish(groups []*group) []model.Sample {
 			if migShares[g.s.Parent] == nil {
 				migShares[g.s.Parent] = map[string]float64{}
 			}
-			migShares[g.s.Parent][g.s.HWID] = migShare(g.s.Profile, gpuMemory[g.s.Parent], g.s.Model)
+			migShares[g.s.Parent][g.s.HWID] = model.MIGShare(g.s.Profile, gpuMemory[g.s.Parent], g.s.Model)
 		}
 	}
 	fit := map[string]float64{}
@@ -380,20 +380,6 @@ func (g *group) finishMemory() {
 		}
 		g.s.MemUtil = model.Of(v)
 	}
-}
-
-// migShare is the cost share of a MIG profile on its GPU; 0 when the profile
-// cannot be read.
-func migShare(profile string, gpuMemoryBytes float64, modelName string) float64 {
-	p, err := mig.ParseProfile(profile)
-	if err != nil {
-		return 0
-	}
-	gb := gpuMemoryBytes / (1 << 30)
-	if gb <= 0 {
-		gb = mig.MemoryGBFromModel(modelName)
-	}
-	return p.Share(gb)
 }
 
 func firstToken(b []byte) string {

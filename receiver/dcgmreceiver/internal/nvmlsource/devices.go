@@ -172,7 +172,7 @@ func (s *Source) refreshMIG(g *gpu, memTotal float64) []*migDevice {
 	}
 	shares := make([]float64, len(out))
 	for i, m := range out {
-		shares[i] = migShare(m.id.Profile, memTotal, g.id.Model) / float64(perGI[m.id.GPUInstanceID])
+		shares[i] = model.MIGShare(m.id.Profile, memTotal, g.id.Model) / float64(perGI[m.id.GPUInstanceID])
 	}
 	mig.Fit(shares)
 	for i, m := range out {
@@ -204,19 +204,6 @@ func (s *Source) migIdentity(g *gpu, h nvml.Device, uuid string) (model.Identity
 		}
 	}
 	return id, nil
-}
-
-// migShare is the cost share of a MIG profile; 0 when it cannot be known.
-func migShare(profile string, gpuMemoryBytes float64, modelName string) float64 {
-	p, err := mig.ParseProfile(profile)
-	if err != nil {
-		return 0
-	}
-	gb := gpuMemoryBytes / (1 << 30)
-	if gb <= 0 {
-		gb = mig.MemoryGBFromModel(modelName)
-	}
-	return p.Share(gb)
 }
 
 // cString reads a NUL-terminated C char array.
