@@ -241,53 +241,11 @@ func (e *Encoder) EncodeResource(rm pmetric.ResourceMetrics, now time.Time, emit
 			case pmetric.MetricTypeSum:
 				e.addNumbers(m.Sum().DataPoints(), mi, &st, getGroup, skip)
 			case pmetric.MetricTypeHistogram:
-				dps := m.Histogram().DataPoints()
-				for k := 0; k < dps.Len(); k++ {
-					dp := dps.At(k)
-					st.Points++
-					if dp.Flags().NoRecordedValue() {
-						st.Empty++
-						continue
-					}
-					if mi.invalid != "" {
-						skip(mi.name, mi.invalid)
-						continue
-					}
-					d, err := FromExplicit(dp)
-					e.addDistribution(d, err, mi, getGroup(dp.Timestamp(), dp.Attributes()), &st, skip)
-				}
+				addDistributions(e, m.Histogram().DataPoints(), FromExplicit, mi, &st, getGroup, skip)
 			case pmetric.MetricTypeExponentialHistogram:
-				dps := m.ExponentialHistogram().DataPoints()
-				for k := 0; k < dps.Len(); k++ {
-					dp := dps.At(k)
-					st.Points++
-					if dp.Flags().NoRecordedValue() {
-						st.Empty++
-						continue
-					}
-					if mi.invalid != "" {
-						skip(mi.name, mi.invalid)
-						continue
-					}
-					d, err := FromExponential(dp)
-					e.addDistribution(d, err, mi, getGroup(dp.Timestamp(), dp.Attributes()), &st, skip)
-				}
+				addDistributions(e, m.ExponentialHistogram().DataPoints(), FromExponential, mi, &st, getGroup, skip)
 			case pmetric.MetricTypeSummary:
-				dps := m.Summary().DataPoints()
-				for k := 0; k < dps.Len(); k++ {
-					dp := dps.At(k)
-					st.Points++
-					if dp.Flags().NoRecordedValue() {
-						st.Empty++
-						continue
-					}
-					if mi.invalid != "" {
-						skip(mi.name, mi.invalid)
-						continue
-					}
-					d, err := FromSummary(dp)
-					e.addDistribution(d, err, mi, getGroup(dp.Timestamp(), dp.Attributes()), &st, skip)
-				}
+				addDistributions(e, m.Summary().DataPoints(), FromSummary, mi, &st, getGroup, skip)
 			default:
 				skip(mi.name, "metric has no data type")
 			}
@@ -337,6 +295,36 @@ func (e *Encoder) addNumbers(dps pmetric.NumberDataPointSlice, mi *metricInfo, s
 			continue
 		}
 		getGroup(dp.Timestamp(), dp.Attributes()).add(m)
+	}
+}
+
+// distributionPoint is what histogram, exponential histogram and summary
+// points have in common; pdata gives them no shared interface.
+type distributionPoint interface {
+	Flags() pmetric.DataPointFlags
+	Timestamp() pcommon.Timestamp
+	Attributes() pcommon.Map
+}
+
+// addDistributions converts every point of one distribution-like metric with
+// convert and adds it to its group.
+func addDistributions[P distributionPoint, S interface {
+	Len() int
+	At(int) P
+}](e *Encoder, dps S, convert func(P) (Distribution, error), mi *metricInfo, st *Stats, getGroup func(pcommon.Timestamp, pcommon.Map) *group, skip func(string, string)) {
+	for k := 0; k < dps.Len(); k++ {
+		dp := dps.At(k)
+		st.Points++
+		if dp.Flags().NoRecordedValue() {
+			st.Empty++
+			continue
+		}
+		if mi.invalid != "" {
+			skip(mi.name, mi.invalid)
+			continue
+		}
+		d, err := convert(dp)
+		e.addDistribution(d, err, mi, getGroup(dp.Timestamp(), dp.Attributes()), st, skip)
 	}
 }
 
