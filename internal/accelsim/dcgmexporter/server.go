@@ -2,9 +2,9 @@ package dcgmexporter
 
 import (
 	"net/http"
-	"sync"
 
 	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/fleet"
+	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/metricspage"
 	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/sim"
 )
 
@@ -17,7 +17,7 @@ type Handler struct {
 	world    *sim.World
 	timeline sim.Timeline
 	renderer *Renderer
-	bufs     sync.Pool
+	pages    metricspage.Buffers
 }
 
 // NewHandler serves node n of world at the timeline's simulated time.
@@ -33,15 +33,7 @@ func (h *Handler) Metrics(b []byte, t float64) []byte {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case "/metrics":
-		bp, _ := h.bufs.Get().(*[]byte)
-		if bp == nil {
-			bp = new([]byte)
-		}
-		b := h.Metrics((*bp)[:0], h.timeline.Elapsed())
-		w.Header().Set("Content-Type", ContentType)
-		_, _ = w.Write(b)
-		*bp = b
-		h.bufs.Put(bp)
+		h.pages.Serve(w, ContentType, func(b []byte) []byte { return h.Metrics(b, h.timeline.Elapsed()) })
 	case "/health":
 		_, _ = w.Write([]byte("OK"))
 	default:

@@ -3,10 +3,10 @@ package inference
 import (
 	"encoding/json"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/fleet"
+	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/metricspage"
 	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/scenario"
 	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/sim"
 )
@@ -21,7 +21,7 @@ type Handler struct {
 	timeline sim.Timeline
 	// created is the unix time the server registered its metrics.
 	created float64
-	bufs    sync.Pool
+	pages   metricspage.Buffers
 }
 
 // NewHandler serves pod p's inference server. started is when the server
@@ -42,15 +42,7 @@ func (h *Handler) Metrics(b []byte, t float64) []byte {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case "/metrics":
-		bp, _ := h.bufs.Get().(*[]byte)
-		if bp == nil {
-			bp = new([]byte)
-		}
-		b := h.Metrics((*bp)[:0], h.timeline.Elapsed())
-		w.Header().Set("Content-Type", ContentType)
-		_, _ = w.Write(b)
-		*bp = b
-		h.bufs.Put(bp)
+		h.pages.Serve(w, ContentType, func(b []byte) []byte { return h.Metrics(b, h.timeline.Elapsed()) })
 	case "/health":
 		// vLLM answers 200 with an empty body; a dead engine answers 500.
 		if !h.world.Inference(h.inf.Pod, h.timeline.Elapsed()).Healthy {
