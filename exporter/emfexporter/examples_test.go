@@ -23,8 +23,8 @@ import (
 	"go.opentelemetry.io/collector/processor/memorylimiterprocessor"
 	"go.opentelemetry.io/collector/receiver/otlpreceiver"
 
-	"github.com/otelcol-accel/otelcol-accel/exporter/emfexporter/internal/cwlogstest"
 	"github.com/otelcol-accel/otelcol-accel/exporter/emfexporter/internal/metadata"
+	"github.com/otelcol-accel/otelcol-accel/internal/cwlogstest"
 )
 
 const configDir = "../../distributions/otelcol-accel/config"

@@ -23,10 +23,10 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.uber.org/zap/zaptest"
 
-	"github.com/otelcol-accel/otelcol-accel/exporter/emfexporter/internal/cwlogstest"
-	"github.com/otelcol-accel/otelcol-accel/exporter/emfexporter/internal/emfvalidate"
 	"github.com/otelcol-accel/otelcol-accel/exporter/emfexporter/internal/metadata"
 	as "github.com/otelcol-accel/otelcol-accel/internal/accelschema"
+	"github.com/otelcol-accel/otelcol-accel/internal/cwlogstest"
+	"github.com/otelcol-accel/otelcol-accel/internal/emfvalidate"
 )
 
 // isolateAWS gives the SDK static test credentials and nothing else to find.

@@ -13,7 +13,7 @@ import (
 	"go.opentelemetry.io/collector/extension/extensiontest"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
-	"github.com/otelcol-accel/otelcol-accel/exporter/emfexporter/internal/cwlogstest"
+	"github.com/otelcol-accel/otelcol-accel/internal/cwlogstest"
 )
 
 // collector is what a collector process holds for this test: a file_storage

@@ -12,7 +12,7 @@ import (
 	"go.opentelemetry.io/collector/component/componentstatus"
 	"go.opentelemetry.io/collector/component/componenttest"
 
-	"github.com/otelcol-accel/otelcol-accel/exporter/emfexporter/internal/cwlogstest"
+	"github.com/otelcol-accel/otelcol-accel/internal/cwlogstest"
 )
 
 // statusHost records the status events components report.

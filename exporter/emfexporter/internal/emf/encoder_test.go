@@ -15,8 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
-	"github.com/otelcol-accel/otelcol-accel/exporter/emfexporter/internal/emfvalidate"
 	as "github.com/otelcol-accel/otelcol-accel/internal/accelschema"
+	"github.com/otelcol-accel/otelcol-accel/internal/emfvalidate"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")

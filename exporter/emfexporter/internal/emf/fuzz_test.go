@@ -5,7 +5,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
-	"github.com/otelcol-accel/otelcol-accel/exporter/emfexporter/internal/emfvalidate"
+	"github.com/otelcol-accel/otelcol-accel/internal/emfvalidate"
 )
 
 // FuzzEncode feeds arbitrary OTLP metrics (as the collector receives them

@@ -12,7 +12,7 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumererror"
 
-	"github.com/otelcol-accel/otelcol-accel/exporter/emfexporter/internal/cwlogstest"
+	"github.com/otelcol-accel/otelcol-accel/internal/cwlogstest"
 )
 
 // isolateAWS gives the SDK static test credentials and nothing else to find.

@@ -27,7 +27,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/otelcol-accel/otelcol-accel/exporter/emfexporter/internal/emfvalidate"
+	"github.com/otelcol-accel/otelcol-accel/internal/emfvalidate"
 )
 
 // Limits of PutLogEvents.
