@@ -103,19 +103,17 @@ func nodeMetrics(node string, at time.Time, n int, base float64) pmetric.Metrics
 func received(t *testing.T, srv *cwlogstest.Server) map[string]int {
 	t.Helper()
 	out := map[string]int{}
-	for stream, evs := range srv.AllEvents() {
-		for _, e := range evs {
-			require.True(t, e.EMF, "metrics are sent with x-amzn-logs-format: json/emf")
-			doc, err := emfvalidate.Event([]byte(e.Message), 0)
-			require.NoError(t, err)
-			seen := map[string]bool{}
-			for _, m := range doc.Metrics {
-				if seen[m.Name] {
-					continue
-				}
-				seen[m.Name] = true
-				out[fmt.Sprintf("%s %s=%s", stream, m.Name, m.Value)]++
+	for _, e := range srv.AllEvents() {
+		require.True(t, e.EMF, "metrics are sent with x-amzn-logs-format: json/emf")
+		doc, err := emfvalidate.Event([]byte(e.Message), 0)
+		require.NoError(t, err)
+		seen := map[string]bool{}
+		for _, m := range doc.Metrics {
+			if seen[m.Name] {
+				continue
 			}
+			seen[m.Name] = true
+			out[fmt.Sprintf("%s|%s %s=%s", e.Group, e.Stream, m.Name, m.Value)]++
 		}
 	}
 	return out

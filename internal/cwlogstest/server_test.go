@@ -86,8 +86,94 @@ func TestServerFlagsWhatCloudWatchWouldReject(t *testing.T) {
 	big := strings.Repeat("x", 600_000)
 	call(t, s, "PutLogEvents", put(ev{1, `{"a":"` + big + `"}`}, ev{1, `{"a":"` + big + `"}`}), false)
 
+	call(t, s, "PutLogEvents", put(), false)
+	call(t, s, "PutLogEvents", map[string]any{"logGroupName": "g", "logStreamName": "s", "logEvents": []map[string]any{{"message": "{}"}}}, false)
+
 	v := strings.Join(s.Violations(), "\n")
-	for _, want := range []string{"not chronological", "not less than 24h", "not valid EMF", "not a JSON object", "more than 1048576"} {
+	for _, want := range []string{"not chronological", "not less than 24h", "not valid EMF", "not a JSON object", "more than 1048576", "0 events", "lacks timestamp"} {
 		assert.Contains(t, v, want)
 	}
+}
+
+func TestServerChecksSignatureScopeAndContentType(t *testing.T) {
+	s := New("eu-west-1")
+	defer s.Close()
+	call(t, s, "CreateLogGroup", map[string]string{"logGroupName": "g"}, false) // signed for us-east-1
+	req, err := http.NewRequest(http.MethodPost, s.URL+"/", strings.NewReader(`{"logGroupName":"h"}`))
+	require.NoError(t, err)
+	req.Header.Set("X-Amz-Target", "Logs_20140328.CreateLogGroup")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+
+	v := strings.Join(s.Violations(), "\n")
+	for _, want := range []string{`region "us-east-1"`, "Content-Type", "not SigV4"} {
+		assert.Contains(t, v, want)
+	}
+}
+
+// During an outage the events of refused calls are kept apart: a test can
+// tell that data reached the exporter although CloudWatch stored none.
+func TestServerKeepsWhatAnOutageRefused(t *testing.T) {
+	s := New("us-east-1")
+	defer s.Close()
+	s.CreateGroup("g")
+	call(t, s, "CreateLogStream", map[string]string{"logGroupName": "g", "logStreamName": "s"}, false)
+
+	s.SetDown(Unavailable)
+	status, body := call(t, s, "PutLogEvents", put(ev{1, goodEMF}, ev{2, goodEMF}), true)
+	assert.Equal(t, 503, status)
+	assert.Equal(t, "ServiceUnavailableException", body["__type"])
+	s.Up()
+	s.Inject("PutLogEvents", Throttling)
+	call(t, s, "PutLogEvents", put(ev{3, goodEMF}), true)
+	call(t, s, "PutLogEvents", put(ev{4, goodEMF}), true)
+
+	assert.Equal(t, 2, s.RefusedCalls())
+	refused := s.Refused()
+	require.Len(t, refused, 3)
+	assert.Equal(t, Event{Group: "g", Stream: "s", Timestamp: 1, Message: goodEMF, EMF: true}, refused[0])
+	assert.Equal(t, []Event{{Group: "g", Stream: "s", Timestamp: 4, Message: goodEMF, EMF: true}}, s.AllEvents())
+	n, bytes := s.Accepted()
+	assert.Equal(t, int64(1), n)
+	assert.Equal(t, int64(len(goodEMF)), bytes)
+	assert.Equal(t, 3, s.Calls("PutLogEvents"))
+	assert.Empty(t, s.Violations())
+}
+
+// A load run's volume must not pile up in memory: CountOnly counts what
+// was accepted, stores nothing, and still checks the batch limits.
+func TestServerCountOnly(t *testing.T) {
+	s := New("us-east-1", CountOnly())
+	defer s.Close()
+	s.CreateGroup("g")
+	call(t, s, "CreateLogStream", map[string]string{"logGroupName": "g", "logStreamName": "s"}, false)
+
+	call(t, s, "PutLogEvents", put(ev{1, goodEMF}, ev{2, `{"a":1}`}), true)
+	s.SetDown(Unavailable)
+	call(t, s, "PutLogEvents", put(ev{3, goodEMF}), true)
+	s.Up()
+	call(t, s, "PutLogEvents", put(ev{5, goodEMF}, ev{4, goodEMF}), true)
+
+	n, bytes := s.Accepted()
+	assert.Equal(t, int64(4), n)
+	assert.Equal(t, int64(3*len(goodEMF)+len(`{"a":1}`)), bytes)
+	assert.Empty(t, s.AllEvents())
+	assert.Empty(t, s.Refused())
+	assert.Equal(t, 1, s.RefusedCalls())
+	v := s.Violations()
+	require.Len(t, v, 1, "the EMF content is not checked, the order is")
+	assert.Contains(t, v[0], "not chronological")
+}
+
+func TestServerBoundsViolations(t *testing.T) {
+	s := New("us-east-1")
+	defer s.Close()
+	for i := 0; i < maxViolations+5; i++ {
+		call(t, s, "Nonsense", map[string]string{}, false)
+	}
+	v := s.Violations()
+	require.Len(t, v, maxViolations+1)
+	assert.Equal(t, "… and 5 more", v[maxViolations])
 }

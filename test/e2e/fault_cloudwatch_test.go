@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -12,7 +13,9 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/otelcol-accel/otelcol-accel/internal/accelschema"
+	"github.com/otelcol-accel/otelcol-accel/internal/cwlogstest"
 	"github.com/otelcol-accel/otelcol-accel/internal/e2etest"
+	"github.com/otelcol-accel/otelcol-accel/internal/emfvalidate"
 )
 
 // The gateway as shipped for CloudWatch (gateway.yaml + cloudwatch-emf.yaml,
@@ -107,25 +110,31 @@ func sendGauges(t *testing.T, gw *e2etest.Collector, from, to int, at time.Time,
 }
 
 // emfPoints reads the points out of EMF events, counting each time it
-// appears.
-func emfPoints(t *testing.T, events []e2etest.CWEvent) map[pointKey][]float64 {
+// appears. A metric several directives declare is one point.
+func emfPoints(t *testing.T, events []cwlogstest.Event) map[pointKey][]float64 {
 	t.Helper()
 	out := map[pointKey][]float64{}
 	for _, e := range events {
 		if !e.EMF {
 			continue
 		}
-		ev, err := e2etest.ParseEMF(e.Message)
+		doc, err := emfvalidate.Event([]byte(e.Message), 0)
 		if err != nil {
 			t.Fatalf("event in %s/%s: %v", e.Group, e.Stream, err)
 		}
-		device, _ := ev.Fields[accelschema.AttrHWID].(string)
-		for _, name := range ev.Metrics {
-			v, ok := ev.Fields[name].(float64)
-			if !ok {
-				t.Fatalf("metric %s in an event for %s has no number: %v", name, device, ev.Fields[name])
+		var device string
+		_ = json.Unmarshal(doc.Root[accelschema.AttrHWID], &device)
+		seen := map[string]bool{}
+		for _, m := range doc.Metrics {
+			if seen[m.Name] {
+				continue
 			}
-			k := pointKey{device, name, e.Timestamp}
+			seen[m.Name] = true
+			var v float64
+			if err := json.Unmarshal(m.Value, &v); err != nil {
+				t.Fatalf("metric %s in an event for %s has no number: %s", m.Name, device, m.Value)
+			}
+			k := pointKey{device, m.Name, e.Timestamp}
 			out[k] = append(out[k], v)
 		}
 	}
@@ -198,7 +207,7 @@ func assertExactlyOnce(t *testing.T, want map[pointKey]float64, got map[pointKey
 // is back every point accepted before and during the outage arrives, once.
 func TestFaultCloudWatchOutage(t *testing.T) {
 	t.Parallel()
-	cw := e2etest.StartCloudWatchLogs(t, "us-east-1", true)
+	cw := e2etest.StartCloudWatchLogs(t, "us-east-1")
 	gw := startEMFGateway(t, cw, t.TempDir())
 	watch := e2etest.WatchHealth(gw, 250*time.Millisecond, emfExporter)
 	defer watch.Stop()
@@ -207,10 +216,10 @@ func TestFaultCloudWatchOutage(t *testing.T) {
 
 	sendGauges(t, gw, 0, 10, at, want)
 	faultWait(t, 30*time.Second, "the first points to reach CloudWatch", func() bool {
-		return allDelivered(want, emfPoints(t, cw.Events()))
+		return allDelivered(want, emfPoints(t, cw.AllEvents()))
 	})
 
-	cw.SetDown(true)
+	cw.SetDown(cwlogstest.Unavailable)
 	down := time.Now()
 	during := map[pointKey]float64{}
 	sendGauges(t, gw, 10, 30, at, during)
@@ -224,21 +233,21 @@ func TestFaultCloudWatchOutage(t *testing.T) {
 		return watch.Seen(emfExporter, "StatusRecoverableError")
 	})
 	time.Sleep(time.Until(down.Add(5 * time.Second)))
-	cw.SetDown(false)
+	cw.Up()
 	t.Logf("CloudWatch was down %s; %d calls refused", time.Since(down).Round(100*time.Millisecond), cw.RefusedCalls())
 	for k, v := range during {
 		want[k] = v
 	}
 
 	faultWait(t, 60*time.Second, "every point after the outage", func() bool {
-		return allDelivered(want, emfPoints(t, cw.Events()))
+		return allDelivered(want, emfPoints(t, cw.AllEvents()))
 	})
 	faultWait(t, 10*time.Second, "the exporter to report it recovered", func() bool {
 		hs, _, err := gw.Health()
 		return err == nil && hs.ComponentStatus(emfExporter) == "StatusOK"
 	})
 	time.Sleep(time.Second) // a late duplicate would show up here
-	assertExactlyOnce(t, want, emfPoints(t, cw.Events()))
+	assertExactlyOnce(t, want, emfPoints(t, cw.AllEvents()))
 	if bad := watch.Stop(); len(bad) > 0 {
 		t.Errorf("the gateway was unhealthy %d of %d polls during the outage: %v", len(bad), watch.Polls(), bad)
 	}
@@ -256,7 +265,7 @@ func TestFaultCloudWatchOutage(t *testing.T) {
 // after the restart, all arrive once CloudWatch is back.
 func TestFaultCloudWatchOutageKill(t *testing.T) {
 	t.Parallel()
-	cw := e2etest.StartCloudWatchLogs(t, "us-east-1", true)
+	cw := e2etest.StartCloudWatchLogs(t, "us-east-1")
 	queue := t.TempDir()
 	gw := startEMFGateway(t, cw, queue)
 	at := time.Now().Truncate(time.Second)
@@ -264,10 +273,10 @@ func TestFaultCloudWatchOutageKill(t *testing.T) {
 
 	sendGauges(t, gw, 0, 10, at, want)
 	faultWait(t, 30*time.Second, "the first points to reach CloudWatch", func() bool {
-		return allDelivered(want, emfPoints(t, cw.Events()))
+		return allDelivered(want, emfPoints(t, cw.AllEvents()))
 	})
 
-	cw.SetDown(true)
+	cw.SetDown(cwlogstest.Unavailable)
 	down := time.Now()
 	sendGauges(t, gw, 10, 30, at, want)
 	// Killed the moment the last export is acknowledged: the shipped
@@ -287,14 +296,14 @@ func TestFaultCloudWatchOutageKill(t *testing.T) {
 		return watch.Seen(emfExporter, "StatusRecoverableError")
 	})
 	time.Sleep(time.Until(down.Add(5 * time.Second)))
-	cw.SetDown(false)
+	cw.Up()
 	t.Logf("CloudWatch was down %s; %d calls refused", time.Since(down).Round(100*time.Millisecond), cw.RefusedCalls())
 
 	faultWait(t, 60*time.Second, "every point after the outage", func() bool {
-		return allDelivered(want, emfPoints(t, cw.Events()))
+		return allDelivered(want, emfPoints(t, cw.AllEvents()))
 	})
 	time.Sleep(time.Second)
-	assertExactlyOnce(t, want, emfPoints(t, cw.Events()))
+	assertExactlyOnce(t, want, emfPoints(t, cw.AllEvents()))
 	if bad := watch.Stop(); len(bad) > 0 {
 		t.Errorf("the restarted gateway was unhealthy %d of %d polls: %v", len(bad), watch.Polls(), bad)
 	}

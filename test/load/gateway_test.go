@@ -16,6 +16,7 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	"github.com/otelcol-accel/otelcol-accel/internal/cwlogstest"
 	"github.com/otelcol-accel/otelcol-accel/internal/e2etest"
 )
 
@@ -53,7 +54,7 @@ type gatewayRun struct {
 // own phase, to the shipped CloudWatch EMF gateway, and measures the
 // gateway over rounds intervals.
 func runGateway(ctx context.Context, t *testing.T, template pmetric.Metrics, fromNode string, gpusPerNode, nodes, rounds int, interval time.Duration) *gatewayRun {
-	cw := e2etest.StartCloudWatchLogs(t, "us-east-1", false)
+	cw := e2etest.StartCloudWatchLogs(t, "us-east-1", cwlogstest.CountOnly())
 	configs := []string{
 		e2etest.ConfigPath("gateway.yaml"),
 		e2etest.ConfigPath("cloudwatch-emf.yaml"),
