@@ -39,7 +39,7 @@ help:
 	@echo "make test       lint, unit tests, ocb build, end-to-end tests"
 	@echo "make build      generate code and build $(DIST) and $(ACCELSIM)"
 	@echo "make bench      Go benchmarks and the load harness against the built binary"
-	@echo "make fuzz       every fuzz target for FUZZTIME (default $(FUZZTIME))"
+	@echo "make fuzz       every fuzz target for FUZZTIME (default 2m; make test runs each for $(FUZZTIME))"
 	@echo "make manifests  rebuild the Kubernetes ConfigMaps from distributions/otelcol-accel/config"
 	@echo "make gpu-check  exercise the real NVML path (needs an NVIDIA GPU and driver)"
 

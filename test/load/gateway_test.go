@@ -198,7 +198,7 @@ func (g *gatewayRun) log(t testing.TB) {
 }
 
 func (g *gatewayRun) markdown(b *strings.Builder) {
-	fmt.Fprintf(b, "Gateway (OTLP in → memory_limiter, batch → cloudwatch_emf with a persistent queue → PutLogEvents on loopback), %d GPUs as %d nodes' agent output, one round every %gs, %d rounds measured:\n\n",
+	fmt.Fprintf(b, "Gateway (OTLP in → memory_limiter → cloudwatch_emf batching inside its persistent queue → PutLogEvents on loopback), %d GPUs as %d nodes' agent output, one round every %gs, %d rounds measured:\n\n",
 		g.GPUs, g.Nodes, g.IntervalS, g.Rounds)
 	b.WriteString("| points in / round | CPU-s / round | % of one core | accepted | refused | exported | send failed | exported points / CPU-s | RSS median (anon) | RSS max | VmHWM | EMF events | EMF MB | queue at end | load 1m |\n")
 	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
