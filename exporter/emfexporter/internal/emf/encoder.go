@@ -263,7 +263,21 @@ func (e *Encoder) EncodeResource(rm pmetric.ResourceMetrics, now time.Time, emit
 	return st
 }
 
-func (e *Encoder) addNumbers(dps pmetric.NumberDataPointSlice, mi *metricInfo, st *Stats, getGroup func(pcommon.Timestamp, pcommon.Map) *group, skip func(string, string)) {
+// point is what every pdata data point type has in common that the encoder
+// needs; pdata gives them no shared interface.
+type point interface {
+	Flags() pmetric.DataPointFlags
+	Timestamp() pcommon.Timestamp
+	Attributes() pcommon.Map
+}
+
+// eachPoint applies the rules every point goes through — counted, an empty
+// point skipped as empty, a metric CloudWatch cannot carry skipped with its
+// reason — and hands the rest to add.
+func eachPoint[P point, S interface {
+	Len() int
+	At(int) P
+}](dps S, mi *metricInfo, st *Stats, skip func(string, string), add func(P)) {
 	for k := 0; k < dps.Len(); k++ {
 		dp := dps.At(k)
 		st.Points++
@@ -275,6 +289,12 @@ func (e *Encoder) addNumbers(dps pmetric.NumberDataPointSlice, mi *metricInfo, s
 			skip(mi.name, mi.invalid)
 			continue
 		}
+		add(dp)
+	}
+}
+
+func (e *Encoder) addNumbers(dps pmetric.NumberDataPointSlice, mi *metricInfo, st *Stats, getGroup func(pcommon.Timestamp, pcommon.Map) *group, skip func(string, string)) {
+	eachPoint(dps, mi, st, skip, func(dp pmetric.NumberDataPoint) {
 		m := member{info: mi}
 		switch dp.ValueType() {
 		case pmetric.NumberDataPointValueTypeInt:
@@ -283,49 +303,31 @@ func (e *Encoder) addNumbers(dps pmetric.NumberDataPointSlice, mi *metricInfo, s
 			v := dp.DoubleValue()
 			if !finite(v) {
 				skip(mi.name, "value is "+strconv.FormatFloat(v, 'g', -1, 64)+", which JSON and CloudWatch cannot carry")
-				continue
+				return
 			}
 			if v > maxMagnitude || v < -maxMagnitude {
 				skip(mi.name, "value is beyond ±2^360, the range CloudWatch accepts")
-				continue
+				return
 			}
 			m.fval = v
 		default:
 			skip(mi.name, "data point has no value")
-			continue
+			return
 		}
 		getGroup(dp.Timestamp(), dp.Attributes()).add(m)
-	}
+	})
 }
 
-// distributionPoint is what histogram, exponential histogram and summary
-// points have in common; pdata gives them no shared interface.
-type distributionPoint interface {
-	Flags() pmetric.DataPointFlags
-	Timestamp() pcommon.Timestamp
-	Attributes() pcommon.Map
-}
-
-// addDistributions converts every point of one distribution-like metric with
-// convert and adds it to its group.
-func addDistributions[P distributionPoint, S interface {
+// addDistributions converts every point of a histogram, exponential
+// histogram or summary with convert and adds it to its group.
+func addDistributions[P point, S interface {
 	Len() int
 	At(int) P
 }](e *Encoder, dps S, convert func(P) (Distribution, error), mi *metricInfo, st *Stats, getGroup func(pcommon.Timestamp, pcommon.Map) *group, skip func(string, string)) {
-	for k := 0; k < dps.Len(); k++ {
-		dp := dps.At(k)
-		st.Points++
-		if dp.Flags().NoRecordedValue() {
-			st.Empty++
-			continue
-		}
-		if mi.invalid != "" {
-			skip(mi.name, mi.invalid)
-			continue
-		}
+	eachPoint(dps, mi, st, skip, func(dp P) {
 		d, err := convert(dp)
 		e.addDistribution(d, err, mi, getGroup(dp.Timestamp(), dp.Attributes()), st, skip)
-	}
+	})
 }
 
 func (e *Encoder) addDistribution(d Distribution, err error, mi *metricInfo, g *group, st *Stats, skip func(string, string)) {
