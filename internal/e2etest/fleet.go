@@ -1,12 +1,9 @@
 package e2etest
 
 import (
-	"os"
-	"path/filepath"
 	"strconv"
 	"testing"
 
-	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/agentconfig"
 	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/endpoints"
 )
 
@@ -69,16 +66,8 @@ func StartFleet(t testing.TB, opts FleetOptions) *Fleet {
 // gateway at gatewayOTLP.
 func StartAgent(t testing.TB, f *endpoints.File, node endpoints.Node, gatewayOTLP, interval string, extraConfigs ...string) *Collector {
 	t.Helper()
-	overlay, err := agentconfig.Overlay(f, node)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), node.Name+".yaml")
-	if err := os.WriteFile(path, overlay, 0o644); err != nil {
-		t.Fatal(err)
-	}
 	configs := []string{ConfigPath("agent.yaml"), ConfigPath("agent-to-gateway.yaml"), ConfigPath("demo-agent.yaml")}
-	configs = append(append(configs, extraConfigs...), path)
+	configs = append(append(configs, extraConfigs...), NodeOverlay(t, f, node))
 	return StartCollector(t, CollectorOptions{
 		Configs: configs,
 		Env: []string{
