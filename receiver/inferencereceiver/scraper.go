@@ -124,21 +124,19 @@ func (s *inferenceScraper) startDiscovery(now time.Time) {
 		return
 	}
 	s.clientErr = nil
-	{
-		selector, _ := labels.Parse(s.cfg.Discovery.LabelSelector)
-		s.watcher = discovery.NewWatcher(client, discovery.Rules{
-			NodeName:           s.cfg.Discovery.NodeName,
-			Selector:           selector,
-			AnnotationPrefix:   s.cfg.Discovery.AnnotationPrefix,
-			PrometheusFallback: s.cfg.Discovery.PrometheusAnnotations,
-			ValidServer:        validServer,
-			DefaultServer:      s.cfg.Discovery.Server,
-			DefaultPort:        defaultPort,
-			DefaultPath:        defaultPath,
-		})
-		s.watcher.Start()
-		s.watchStarted = now
-	}
+	selector, _ := labels.Parse(s.cfg.Discovery.LabelSelector)
+	s.watcher = discovery.NewWatcher(client, discovery.Rules{
+		NodeName:           s.cfg.Discovery.NodeName,
+		Selector:           selector,
+		AnnotationPrefix:   s.cfg.Discovery.AnnotationPrefix,
+		PrometheusFallback: s.cfg.Discovery.PrometheusAnnotations,
+		ValidServer:        validServer,
+		DefaultServer:      s.cfg.Discovery.Server,
+		DefaultPort:        defaultPort,
+		DefaultPath:        defaultPath,
+	})
+	s.watcher.Start()
+	s.watchStarted = now
 }
 
 func (s *inferenceScraper) shutdown(context.Context) error {

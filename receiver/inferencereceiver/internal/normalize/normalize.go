@@ -155,12 +155,17 @@ func Normalize(kind string, samples []promtext.Sample, defaultModel string) Resu
 			keyBuf = appendSourceKey(keyBuf, s.Labels, idx.modelLabel, b)
 			a := accs[string(keyBuf)]
 			if a == nil {
-				key := accKey{model: model, outIdx: b.outIdx, rank: b.rank, attr: attr, source: string(keyBuf[srcStart:])}
+				k := string(keyBuf)
+				key := accKey{model: model, outIdx: b.outIdx, rank: b.rank, attr: attr, source: k[srcStart:]}
 				a = &acc{key: key, out: b.out, line: s.Line}
-				accs[string(keyBuf)] = a
+				accs[k] = a
 				order = append(order, a)
 			}
-			if err := a.add(b, s); err != nil && !a.broken {
+			// A broken series is never emitted; its first error is reported.
+			if a.broken {
+				continue
+			}
+			if err := a.add(b, s); err != nil {
 				a.broken = true
 				res.addError(err)
 			}
