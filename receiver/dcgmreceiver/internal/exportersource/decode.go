@@ -314,27 +314,24 @@ func finish(groups []*group) []model.Sample {
 	// MIG shares are fitted per parent GPU (mig.Fit) so that a layout never
 	// adds up to more than the GPU; an instance whose series dcgm-exporter
 	// repeats per pod counts once.
-	migShares := map[string]map[string]float64{} // parent → hw.id → share
+	type instance struct{ parent, hwID string }
+	migShares := map[instance]float64{}
+	totals := map[string]float64{} // parent → sum of its instances' shares, in page order
 	for _, g := range groups {
-		if g.s.IsMIG() {
-			if migShares[g.s.Parent] == nil {
-				migShares[g.s.Parent] = map[string]float64{}
-			}
-			migShares[g.s.Parent][g.s.HWID] = model.MIGShare(g.s.Profile, gpuMemory[g.s.Parent], g.s.Model)
+		if !g.s.IsMIG() {
+			continue
 		}
-	}
-	fit := map[string]float64{}
-	for parent, byID := range migShares {
-		total := 0.0
-		for _, share := range byID {
-			total += share
+		in := instance{g.s.Parent, g.s.HWID}
+		if _, seen := migShares[in]; !seen {
+			share := model.MIGShare(g.s.Profile, gpuMemory[g.s.Parent], g.s.Model)
+			migShares[in] = share
+			totals[g.s.Parent] += share
 		}
-		fit[parent] = mig.FitFactor(total)
 	}
 	out := make([]model.Sample, 0, len(groups))
 	for _, g := range groups {
 		if g.s.IsMIG() {
-			g.s.Share = migShares[g.s.Parent][g.s.HWID] * fit[g.s.Parent]
+			g.s.Share = migShares[instance{g.s.Parent, g.s.HWID}] * mig.FitFactor(totals[g.s.Parent])
 		}
 		// A value near the float64 limit can overflow in unit conversion;
 		// it is dropped rather than sent as Inf.
