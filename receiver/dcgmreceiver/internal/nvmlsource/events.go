@@ -26,6 +26,14 @@ func (s *Source) openEvents() {
 	s.events = set
 }
 
+// closeEvents frees the event set, if any. Called with s.mu held.
+func (s *Source) closeEvents() {
+	if s.events != nil {
+		_ = s.events.Free()
+		s.events = nil
+	}
+}
+
 // registerEvents adds a GPU to the event set. Called with s.mu held.
 func (s *Source) registerEvents(g *gpu) {
 	if s.events == nil {

@@ -133,10 +133,7 @@ func (s *Source) Shutdown(context.Context) error {
 		g.free()
 	}
 	s.gpus, s.byHandle = nil, nil
-	if s.events != nil {
-		_ = s.events.Free()
-		s.events = nil
-	}
+	s.closeEvents()
 	if ret := s.lib.Shutdown(); ret != nvml.SUCCESS {
 		return fmt.Errorf("NVML shutdown: %v", ret)
 	}
@@ -176,10 +173,7 @@ func (s *Source) open() bool {
 	s.openEvents()
 	err := s.enumerate()
 	if err != nil {
-		if s.events != nil {
-			_ = s.events.Free()
-			s.events = nil
-		}
+		s.closeEvents()
 		s.mu.Unlock()
 		_ = s.lib.Shutdown()
 		s.initFailedErr(err)
