@@ -12,20 +12,22 @@ import (
 )
 
 // fitMIGShares makes the MIG instances of each GPU in the batch add up to at
-// most one GPU (mig.Fit): receivers give each instance max(compute/7,
-// memory/8) on its own, which over-books layouts such as 3g.40gb + 4g.40gb
-// (15/14 of an H100). A batch carries a node's whole scrape, so it sees
-// every instance of a GPU. The fitted share is written back before holders
-// are applied, so copies split the fitted share and the cost processor
-// prices what the resource says. An instance reported by two sources (NVML
-// and dcgm-exporter ids in one batch) counts once.
+// most one GPU (mig.FitFactor). The dcgm receiver already fits the layouts
+// it reports, but other sources (a receiver of another distribution, a
+// static mapping, NVML and dcgm-exporter ids of one GPU in one batch) may
+// not, and an instance on its own is worth max(compute/7, memory/8), which
+// over-books layouts such as 3g.40gb + 4g.40gb (15/14 of an H100). A batch
+// carries a node's whole scrape, so it sees every instance of a GPU. The
+// fitted share is written back before holders are applied, so copies split
+// the fitted share and the cost processor prices what the resource says.
+// An instance reported by two sources counts once.
 func fitMIGShares(rms pmetric.ResourceMetricsSlice) {
-	type instance struct {
-		key   string
-		share float64
+	type gpu struct {
+		total   float64
+		counted map[string]bool
+		members []pcommon.Map
 	}
-	var groups map[string][]instance
-	var members map[string][]pcommon.Map
+	var gpus map[string]*gpu
 	for i := 0; i < rms.Len(); i++ {
 		attrs := rms.At(i).Resource().Attributes()
 		if strAttr(attrs, accelschema.AttrPartitionType) != accelschema.PartitionMIG {
@@ -35,32 +37,30 @@ func fitMIGShares(rms pmetric.ResourceMetricsSlice) {
 		if parent == "" {
 			continue
 		}
-		if groups == nil {
-			groups, members = map[string][]instance{}, map[string][]pcommon.Map{}
+		if gpus == nil {
+			gpus = map[string]*gpu{}
+		}
+		g := gpus[parent]
+		if g == nil {
+			g = &gpu{counted: map[string]bool{}}
+			gpus[parent] = g
 		}
 		key := strAttr(attrs, accelschema.AttrHWID)
 		if gi := intAttr(attrs, accelschema.AttrMIGGPUInstanceID); gi >= 0 {
 			key = "gi" + strconv.Itoa(gi)
 		}
-		members[parent] = append(members[parent], attrs)
-		seen := false
-		for _, in := range groups[parent] {
-			seen = seen || in.key == key
-		}
-		if !seen {
-			groups[parent] = append(groups[parent], instance{key: key, share: baseShare(attrs)})
+		g.members = append(g.members, attrs)
+		if !g.counted[key] {
+			g.counted[key] = true
+			g.total += baseShare(attrs)
 		}
 	}
-	for parent, instances := range groups {
-		shares := make([]float64, len(instances))
-		for i, in := range instances {
-			shares[i] = in.share
-		}
-		f := mig.Fit(shares)
+	for _, g := range gpus {
+		f := mig.FitFactor(g.total)
 		if f >= 1 {
 			continue
 		}
-		for _, attrs := range members[parent] {
+		for _, attrs := range g.members {
 			attrs.PutDouble(accelschema.AttrPartitionShare, baseShare(attrs)*f)
 		}
 	}

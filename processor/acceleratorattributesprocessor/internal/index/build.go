@@ -331,7 +331,6 @@ func (b *builder) checkMIGPosition(uuid, ns, pod string) {
 	if _, ok := b.migPosition(uuid); ok {
 		return
 	}
-	b.ix.unresolvedMIG = true
 	b.unplacedMIG[uuid] = true
 	if b.ix.unplacedMIGPods == nil {
 		b.ix.unplacedMIGPods = map[string]bool{}

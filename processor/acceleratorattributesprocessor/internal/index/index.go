@@ -94,15 +94,15 @@ type Index struct {
 	// authoritative: every enabled device source answered on its last
 	// refresh, so a device nobody holds is unallocated rather than unknown.
 	authoritative bool
-	// unresolved: some holdings could not be tied to a device key (a MIG
-	// UUID with no known position, a DRA device with no slice), so a miss
-	// for a device of that kind proves nothing.
-	unresolvedMIG    bool
+	// unresolved: some holdings could not be tied to a device key (a DRA
+	// device with no slice), so a miss for a device of that kind proves
+	// nothing.
 	unresolvedNVIDIA bool
 	unresolvedNeuron bool
 	// unplacedMIG counts the distinct MIG devices held on this node whose
-	// <parent>/gi<N> position is unknown; unplacedMIGPods are their holders
-	// (ns/name). See UnplacedMIG.
+	// <parent>/gi<N> position is unknown (so a miss for a MIG series proves
+	// nothing either); unplacedMIGPods are their holders (ns/name). See
+	// UnplacedMIG.
 	unplacedMIG     int
 	unplacedMIGPods map[string]bool
 	// knownPods are pods PodResources or the API say run on this node (ns/name).
@@ -160,7 +160,7 @@ func (ix *Index) Lookup(id Identity) (*Entry, Outcome) {
 		return nil, Unknown
 	case id.Kind != kindNeuron && ix.unresolvedNVIDIA:
 		return nil, Unknown
-	case id.Kind != kindNeuron && ix.unresolvedMIG && (id.GI >= 0 || id.Parent != ""):
+	case id.Kind != kindNeuron && ix.unplacedMIG > 0 && (id.GI >= 0 || id.Parent != ""):
 		return nil, Unknown
 	}
 	return nil, Unallocated
