@@ -137,7 +137,7 @@ func applyCopy(m pcommon.Map, c *index.Copy, base float64, node []index.KV) {
 	if c.PartitionType != "" {
 		// A replica is a partition of its GPU: hw.parent names the physical
 		// device, as for MIG (docs/architecture.md), so shares can be summed.
-		if c.PartitionType == accelschema.PartitionTimeSlicing || c.PartitionType == accelschema.PartitionMPS {
+		if accelschema.IsSharedCopy(c.PartitionType) {
 			if _, ok := m.Get(accelschema.AttrHWParent); !ok {
 				if id, ok := m.Get(accelschema.AttrHWID); ok {
 					m.PutStr(accelschema.AttrHWParent, id.Str())

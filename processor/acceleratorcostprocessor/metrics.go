@@ -374,7 +374,7 @@ func (p *costProcessor) account(o *observation, table *pricing.Table, now time.T
 	allocated := id.allocated && !a.remainder
 
 	sg := &o.sg
-	if isSharedCopy(id.partType) {
+	if s.IsSharedCopy(id.partType) {
 		sg.forSharedCopy(a.share)
 	}
 	hasActivity := sg.activitySrc != noActivity

@@ -449,10 +449,6 @@ func isPartitionNone(partType string) bool {
 
 func isMIG(partType string) bool { return partType == s.PartitionMIG }
 
-func isSharedCopy(partType string) bool {
-	return partType == s.PartitionTimeSlicing || partType == s.PartitionMPS
-}
-
 // describeDevice is a short "hw.id on node" for log lines.
 func (id identity) describeDevice() string {
 	var b strings.Builder
