@@ -448,20 +448,25 @@ func (p *costProcessor) account(o *observation, table *pricing.Table, now time.T
 // missing (missing means 1).
 func setShare(attrs pcommon.Map, share float64) {
 	if v, ok := attrs.Get(s.AttrPartitionShare); ok {
-		cur := math.NaN()
-		switch v.Type() {
-		case pcommon.ValueTypeDouble:
-			cur = v.Double()
-		case pcommon.ValueTypeInt:
-			cur = float64(v.Int())
-		}
-		if math.Abs(cur-share) <= shareTolerance {
+		if cur, ok := shareValue(v); ok && math.Abs(cur-share) <= shareTolerance {
 			return
 		}
 	} else if math.Abs(share-1) <= shareTolerance {
 		return
 	}
 	attrs.PutDouble(s.AttrPartitionShare, share)
+}
+
+// shareValue reads accelerator.partition.share, which sources may send as
+// a double or an int; false for any other type.
+func shareValue(v pcommon.Value) (float64, bool) {
+	switch v.Type() {
+	case pcommon.ValueTypeDouble:
+		return v.Double(), true
+	case pcommon.ValueTypeInt:
+		return float64(v.Int()), true
+	}
+	return 0, false
 }
 
 // shareTolerance: shares this close are the same share (float rounding).

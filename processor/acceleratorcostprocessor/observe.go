@@ -110,12 +110,7 @@ func (p *costProcessor) readIdentity(attrs pcommon.Map) identity {
 		case s.AttrPartitionProfile:
 			id.profile = v.Str()
 		case s.AttrPartitionShare:
-			switch v.Type() {
-			case pcommon.ValueTypeDouble:
-				id.share, id.hasShare = v.Double(), true
-			case pcommon.ValueTypeInt:
-				id.share, id.hasShare = float64(v.Int()), true
-			}
+			id.share, id.hasShare = shareValue(v)
 		case s.AttrHWModel:
 			id.model = v.Str()
 		case s.AttrAllocationState:
