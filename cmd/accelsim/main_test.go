@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -25,6 +24,7 @@ import (
 	v1 "k8s.io/kubelet/pkg/apis/podresources/v1"
 
 	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/endpoints"
+	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/simtest"
 )
 
 // binary is the accelsim built for these tests: neuron-monitor must be a
@@ -47,14 +47,9 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func repoFile(parts ...string) string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(append([]string{filepath.Dir(file), "..", ".."}, parts...)...)
-}
-
 var (
-	demoScenario = repoFile("distributions", "otelcol-accel", "demo", "fleet.yaml")
-	trn2Scenario = repoFile("internal", "accelsim", "simtest", "testdata", "trn2.yaml")
+	demoScenario = simtest.DemoScenarioPath()
+	trn2Scenario = simtest.Trn2ScenarioPath()
 )
 
 func exitCode(err error) int {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/endpoints"
+	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/simtest"
 )
 
 // Sim is a running accelsim serve.
@@ -26,17 +27,12 @@ type SimOptions struct {
 	Seed  uint64
 }
 
-// DemoScenario is distributions/otelcol-accel/demo/fleet.yaml.
-func DemoScenario() string {
-	return filepath.Join(RepoRoot(), "distributions", "otelcol-accel", "demo", "fleet.yaml")
-}
-
 // StartAccelsim runs `accelsim serve` in a fresh state directory and waits
 // for its ready line.
 func StartAccelsim(t testing.TB, opts SimOptions) *Sim {
 	t.Helper()
 	if opts.Scenario == "" {
-		opts.Scenario = DemoScenario()
+		opts.Scenario = simtest.DemoScenarioPath()
 	}
 	if opts.Speed == 0 {
 		opts.Speed = 10

@@ -43,7 +43,7 @@ func StartFleet(t testing.TB, opts FleetOptions) *Fleet {
 	gwConfigs := append([]string{ConfigPath("gateway.yaml"), ConfigPath("demo-gateway.yaml")}, opts.GatewayConfigs...)
 	gw := StartCollector(t, CollectorOptions{
 		Configs: gwConfigs,
-		Env:     []string{"OTELCOL_ACCEL_DEMO_DIR=" + out, "OTELCOL_ACCEL_STORAGE_DIR=" + t.TempDir()},
+		Env:     []string{"OTELCOL_ACCEL_DEMO_DIR=" + out},
 	})
 	if opts.Interval == "" {
 		opts.Interval = "5s"
@@ -73,7 +73,6 @@ func StartAgent(t testing.TB, f *endpoints.File, node endpoints.Node, gatewayOTL
 		Env: []string{
 			"K8S_NODE_NAME=" + node.Name,
 			"OTELCOL_ACCEL_GATEWAY_ENDPOINT=" + gatewayOTLP,
-			"OTELCOL_ACCEL_STORAGE_DIR=" + t.TempDir(),
 			"OTELCOL_ACCEL_INTERVAL=" + interval,
 		},
 	})

@@ -37,13 +37,17 @@ func (l *logBuffer) snapshot() (string, <-chan struct{}) {
 	return l.buf.String(), l.changed
 }
 
-// Count returns how many lines contain substr.
-func (l *logBuffer) Count(substr string) int {
+// Count returns how many lines contain every one of subs.
+func (l *logBuffer) Count(subs ...string) int {
 	n := 0
+next:
 	for _, line := range strings.Split(l.String(), "\n") {
-		if strings.Contains(line, substr) {
-			n++
+		for _, sub := range subs {
+			if !strings.Contains(line, sub) {
+				continue next
+			}
 		}
+		n++
 	}
 	return n
 }

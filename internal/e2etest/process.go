@@ -57,8 +57,8 @@ func StartProcess(t testing.TB, name, binary string, args, env []string) *Proces
 // Output is everything the process printed so far.
 func (p *Process) Output() string { return p.log.String() }
 
-// CountLines returns how many output lines contain substr.
-func (p *Process) CountLines(substr string) int { return p.log.Count(substr) }
+// CountLines returns how many output lines contain every one of subs.
+func (p *Process) CountLines(subs ...string) int { return p.log.Count(subs...) }
 
 // PID of the child.
 func (p *Process) PID() int { return p.cmd.Process.Pid }

@@ -82,7 +82,7 @@ func demoUnmet(t *testing.T, fleet *e2etest.Fleet) []string {
 		}
 	}
 	for _, reason := range []string{"idle", "unallocated", "inference_underutilized", "fragmentation", "unavailable", "training_inefficiency"} {
-		if sumWith(waste, map[string]string{"accelerator_waste_reason": reason}) <= 0 {
+		if e2etest.SumFamily(fams["accelerator_waste_USD_total"], "accelerator_waste_reason", reason) <= 0 {
 			unmet = append(unmet, "no waste booked as "+reason)
 		}
 	}
@@ -185,16 +185,6 @@ func anyWith(ms []*dto.Metric, want map[string]string) bool {
 		}
 	}
 	return false
-}
-
-func sumWith(ms []*dto.Metric, want map[string]string) float64 {
-	total := 0.0
-	for _, m := range ms {
-		if matches(m, want) {
-			total += m.GetCounter().GetValue() + m.GetGauge().GetValue()
-		}
-	}
-	return total
 }
 
 // readEvents reads a JSON-lines file; a missing file is empty, a line being

@@ -157,14 +157,14 @@ func TestFaultInferenceTargetGarbage(t *testing.T) {
 		statusErr += st.Error
 	}
 	for _, bad := range []string{noise, html} {
-		if n := countLinesWith(col.Output(), "cannot be scraped", bad); n != 1 {
+		if n := col.CountLines("cannot be scraped", bad); n != 1 {
 			t.Errorf("the broken target %s was logged %d times over 6 scrapes, want once (rate-limited)", bad, n)
 		}
 		if !strings.Contains(statusErr, bad) {
 			t.Errorf("the receiver's status %q does not name %s", statusErr, bad)
 		}
 	}
-	if n := countLinesWith(col.Output(), "Skipped unreadable input", tornURL); n != 1 {
+	if n := col.CountLines("Skipped unreadable input", tornURL); n != 1 {
 		t.Errorf("the torn page's skipped lines were reported %d times over several scrapes, want once (rate-limited)", n)
 	}
 	if strings.Contains(statusErr, port(good.URL)) || strings.Contains(statusErr, port(tornURL)) {
@@ -202,18 +202,4 @@ func forEachNumberPoint(rm pmetric.ResourceMetrics, name string, f func(ts int64
 			}
 		}
 	}
-}
-
-func countLinesWith(text string, subs ...string) int {
-	n := 0
-next:
-	for _, line := range strings.Split(text, "\n") {
-		for _, s := range subs {
-			if !strings.Contains(line, s) {
-				continue next
-			}
-		}
-		n++
-	}
-	return n
 }

@@ -4,12 +4,9 @@ package e2e
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/agentconfig"
 	"github.com/otelcol-accel/otelcol-accel/internal/e2etest"
 )
 
@@ -30,17 +27,10 @@ func TestSidecarSeriesGetTheirPodsTeamAtTheNodeAgent(t *testing.T) {
 	})
 
 	// The node agent, without static inference targets: the sidecar scrapes.
-	overlay, err := agentconfig.Overlay(sim.Endpoints, node)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	nodeCfg := filepath.Join(dir, "node.yaml")
-	noTargets := filepath.Join(dir, "no-targets.yaml")
-	os.WriteFile(nodeCfg, overlay, 0o644)
+	nodeCfg := e2etest.NodeOverlay(t, sim.Endpoints, node)
 	// The node overlay leaves OTLP out (demo agents share one machine with
 	// the gateway's port); here it is back, as in agent.yaml on a real node.
-	os.WriteFile(noTargets, []byte(`
+	noTargets := e2etest.WriteConfig(t, "no-targets.yaml", `
 receivers:
   inference:
     targets: []
@@ -48,7 +38,7 @@ service:
   pipelines:
     metrics:
       receivers: [dcgm, inference, otlp]
-`), 0o644)
+`)
 	agent := e2etest.StartCollector(t, e2etest.CollectorOptions{
 		Configs: []string{
 			e2etest.ConfigPath("agent.yaml"), e2etest.ConfigPath("agent-to-gateway.yaml"),
