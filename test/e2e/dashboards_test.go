@@ -125,15 +125,7 @@ func grafanaChecks(t *testing.T, prom *e2etest.Prometheus) []dashboardCheck {
 		if err != nil {
 			t.Fatal(err)
 		}
-		values := map[string]string{}
-		for k, v := range grafanaBuiltins {
-			values[k] = v
-		}
-		for _, v := range d.Templating.List {
-			if v.Type == "query" {
-				values[v.Name] = v.AllValue
-			}
-		}
+		values := d.AllSelected(grafanaBuiltins)
 		for _, v := range d.Templating.List {
 			if v.Type != "query" {
 				continue

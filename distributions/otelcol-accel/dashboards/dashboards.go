@@ -140,6 +140,21 @@ func (d *GrafanaDashboard) Variable(name string) (Variable, bool) {
 	return Variable{}, false
 }
 
+// AllSelected is the variable values Grafana substitutes with "All" chosen
+// in every query variable, on top of the given built-ins ($__interval, …).
+func (d *GrafanaDashboard) AllSelected(builtins map[string]string) map[string]string {
+	values := make(map[string]string, len(builtins)+len(d.Templating.List))
+	for k, v := range builtins {
+		values[k] = v
+	}
+	for _, v := range d.Templating.List {
+		if v.Type == "query" {
+			values[v.Name] = v.AllValue
+		}
+	}
+	return values
+}
+
 // VariableQuery is a query variable's PromQL-ish query: Grafana stores it as
 // a string in old dashboards and as {"query": …} in current ones.
 func (v Variable) VariableQuery() string {

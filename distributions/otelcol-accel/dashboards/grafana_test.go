@@ -22,21 +22,6 @@ var builtinValues = map[string]string{
 	"__range_ms":      "21600000",
 }
 
-// allSelected substitutes every dashboard variable with its "All" value.
-func allSelected(t *testing.T, d *GrafanaDashboard) map[string]string {
-	t.Helper()
-	values := map[string]string{}
-	for k, v := range builtinValues {
-		values[k] = v
-	}
-	for _, v := range d.Templating.List {
-		if v.Type == "query" {
-			values[v.Name] = v.AllValue
-		}
-	}
-	return values
-}
-
 func loadAll(t *testing.T) map[string]*GrafanaDashboard {
 	t.Helper()
 	out := map[string]*GrafanaDashboard{}
@@ -122,7 +107,7 @@ func checkVariables(t *testing.T, d *GrafanaDashboard) {
 func checkPanels(t *testing.T, d *GrafanaDashboard) {
 	ids := map[int]bool{}
 	titles := map[string]bool{}
-	values := allSelected(t, d)
+	values := d.AllSelected(builtinValues)
 	for _, p := range d.AllPanels() {
 		if ids[p.ID] {
 			t.Errorf("panel id %d used twice", p.ID)
@@ -208,7 +193,7 @@ func TestGrafanaQueriesUseRegisteredNames(t *testing.T) {
 	series := promSeries(t)
 	labels := promLabels(t)
 	for name, d := range loadAll(t) {
-		values := allSelected(t, d)
+		values := d.AllSelected(builtinValues)
 		var queries []string
 		for _, v := range d.Templating.List {
 			if v.Type == "query" {
