@@ -182,3 +182,34 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// TestEveryMetricIsCountedSomewhere walks the registry: a metric without a
+// counting rule could be emitted on a parent and its partitions alike.
+func TestEveryMetricIsCountedSomewhere(t *testing.T) {
+	known := map[Counting]bool{}
+	for _, c := range Countings {
+		known[c.Counting] = true
+	}
+	for _, m := range Metrics {
+		if !known[m.Counted] {
+			t.Errorf("metric %q has counting %q; want one of %v", m.Name, m.Counted, Countings)
+		}
+		server := m.Counted == CountedPerServer
+		inference := len(m.Emitters) == 1 && m.Emitters[0] == EmitterInference
+		if server != inference {
+			t.Errorf("metric %q: counted %q but emitted by %v (server metrics come from the inference receiver, and only they)", m.Name, m.Counted, m.Emitters)
+		}
+	}
+	for _, s := range PerPodSources {
+		for _, name := range s.Metrics {
+			m, ok := LookupMetric(name)
+			if !ok {
+				t.Errorf("per-pod source names unregistered metric %q", name)
+				continue
+			}
+			if m.Counted != CountedPerPartition {
+				t.Errorf("per-pod metric %q is counted %q; a per-pod series is partition-scoped", name, m.Counted)
+			}
+		}
+	}
+}

@@ -26,11 +26,12 @@ const (
 	AttrAllocationState  = "accelerator.allocation.state"
 
 	// DRA allocation that holds the device.
-	AttrDRADriver    = "accelerator.dra.driver"
-	AttrDRAPool      = "accelerator.dra.pool"
-	AttrDRADevice    = "accelerator.dra.device"
-	AttrDRAClaimName = "accelerator.dra.claim.name"
-	AttrDRAShareID   = "accelerator.dra.share_id"
+	AttrDRADriver         = "accelerator.dra.driver"
+	AttrDRAPool           = "accelerator.dra.pool"
+	AttrDRADevice         = "accelerator.dra.device"
+	AttrDRAClaimName      = "accelerator.dra.claim.name"
+	AttrDRAClaimNamespace = "accelerator.dra.claim.namespace"
+	AttrDRAShareID        = "accelerator.dra.share_id"
 
 	// Where it runs.
 	AttrHostName      = "host.name"
@@ -85,6 +86,7 @@ const (
 	AttrClockType         = "accelerator.clock.type"
 	AttrThrottleReason    = "accelerator.throttle.reason"
 	AttrProcessPID        = "process.pid"
+	AttrConsumerPod       = "accelerator.consumer.pod"
 	AttrXID               = "accelerator.xid"
 	AttrRetirementCause   = "accelerator.memory.retirement.cause"
 	AttrRemapType         = "accelerator.memory.remap.type"
@@ -166,6 +168,7 @@ var Attributes = []AttributeDef{
 	{AttrDRAPool, "string", ScopeResource, nil, false, "DRA pool of the allocated device."},
 	{AttrDRADevice, "string", ScopeResource, nil, false, "DRA device name, e.g. `gpu-0`, `gpu-0-mig-1g10gb-19-0`."},
 	{AttrDRAClaimName, "string", ScopeResource, nil, false, "ResourceClaim that holds the device."},
+	{AttrDRAClaimNamespace, "string", ScopeResource, nil, false, "Namespace of the ResourceClaim that holds the device."},
 	{AttrDRAShareID, "string", ScopeResource, nil, false, "DRA share id when the device allows multiple allocations."},
 	{AttrHostName, "string", ScopeResource, nil, true, "Host name."},
 	{AttrHostID, "string", ScopeResource, nil, true, "Cloud instance id or machine id."},
@@ -208,6 +211,7 @@ var Attributes = []AttributeDef{
 	{AttrLinkType, "string", ScopeDataPoint, &EnumLinkType, false, "Interconnect of `hw.gpu.io`."},
 	{AttrClockType, "string", ScopeDataPoint, &EnumClockType, false, "Clock domain."},
 	{AttrThrottleReason, "string", ScopeDataPoint, &EnumThrottleReason, false, "Why clocks are held down."},
+	{AttrConsumerPod, "string", ScopeDataPoint, nil, false, "`<namespace>/<pod>` on a per-pod measurement of a shared device (dcgm-exporter's per-pod split); `accelerator_attributes` moves the point to that pod's copy and removes the attribute."},
 	{AttrProcessPID, "int", ScopeDataPoint, nil, true, "Process on a shared GPU (compute or MPS client); on Neuron metrics, the pid of the Neuron runtime that reported the data point."},
 	{AttrXID, "int", ScopeDataPoint, nil, false, "NVIDIA XID code, on `hw.errors{error.type=xid}` and health events."},
 	{AttrRetirementCause, "string", ScopeDataPoint, &EnumRetirementCause, false, "Why a memory page was retired."},

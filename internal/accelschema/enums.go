@@ -40,6 +40,7 @@ const (
 
 	AllocationAllocated   = "allocated"
 	AllocationUnallocated = "unallocated"
+	AllocationReserved    = "reserved"
 
 	WorkloadTraining    = "training"
 	WorkloadInference   = "inference"
@@ -177,6 +178,7 @@ var (
 	EnumAllocationState = Enum{"accelerator.allocation.state", []EnumValue{
 		{AllocationAllocated, "held by a pod, task or job"},
 		{AllocationUnallocated, "held by nobody"},
+		{AllocationReserved, "held only by a scheduler's placeholder pod (e.g. Run:ai's `runai-reservation` namespace), not by a workload"},
 	}}
 	EnumWorkloadType = Enum{"accelerator.workload.type", []EnumValue{
 		{WorkloadTraining, "model training"},

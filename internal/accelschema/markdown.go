@@ -17,6 +17,7 @@ func Markdown() []byte {
 	b.WriteString("Units are UCUM: `1` is a ratio 0..1, `By` bytes, `W` watts, `J` joules, `Cel` degrees Celsius, `s` seconds.\n\n")
 	b.WriteString("One resource stands for one device or one partition of it (MIG instance, time-sliced or MPS share,\n")
 	b.WriteString("DRA allocation, NeuronCore). Health events and cost findings are log records carrying the same resource.\n\n")
+	writeCounting(&b)
 
 	sections := []struct {
 		title    string
@@ -28,8 +29,8 @@ func Markdown() []byte {
 	}
 	for _, s := range sections {
 		fmt.Fprintf(&b, "## %s\n\n", s.title)
-		b.WriteString("| name | instrument | unit | value | attributes | emitted by | description |\n")
-		b.WriteString("|---|---|---|---|---|---|---|\n")
+		b.WriteString("| name | counted | instrument | unit | value | attributes | emitted by | description |\n")
+		b.WriteString("|---|---|---|---|---|---|---|---|\n")
 		for _, m := range Metrics {
 			if !anyIn(m.Emitters, s.emitters) {
 				continue
@@ -41,8 +42,8 @@ func Markdown() []byte {
 			if m.SemConv {
 				name += " *semconv*"
 			}
-			fmt.Fprintf(&b, "| %s | %s | `%s` | %s | %s | %s | %s |\n",
-				name, m.Instrument, m.Unit, m.ValueType, codeList(m.Attributes), strings.Join(m.Emitters, ", "), m.Brief)
+			fmt.Fprintf(&b, "| %s | %s | %s | `%s` | %s | %s | %s | %s |\n",
+				name, m.Counted, m.Instrument, m.Unit, m.ValueType, codeList(m.Attributes), strings.Join(m.Emitters, ", "), m.Brief)
 		}
 		b.WriteString("\n")
 	}
@@ -84,6 +85,28 @@ func Markdown() []byte {
 		b.WriteString("\n")
 	}
 	return b.Bytes()
+}
+
+// writeCounting states the counted-once rule and where per-pod numbers
+// come from.
+func writeCounting(b *bytes.Buffer) {
+	b.WriteString("## Counted once\n\n")
+	b.WriteString("Every physical quantity is counted once, so a plain `sum` over everything exported is right. The resources of\n")
+	b.WriteString("one device form a tree: the physical device (no `hw.parent`), its partitions (MIG instances, NeuronCores;\n")
+	b.WriteString("`hw.parent` names the device) and, on a shared device (time slicing, MPS, a shared DRA claim), one consumer\n")
+	b.WriteString("copy per holder (`hw.parent` names the device). Each metric's **counted** column says where it lives:\n\n")
+	b.WriteString("| counted | where the metric lives |\n|---|---|\n")
+	for _, c := range Countings {
+		fmt.Fprintf(b, "| %s | %s |\n", c.Counting, c.Brief)
+	}
+	b.WriteString("\nOn a shared device the device's own resource keeps every device-wide reading and stands for the share\n")
+	b.WriteString("nobody holds; consumer copies carry the consumer's identity and share, and only what was measured for that\n")
+	b.WriteString("consumer. Nothing is ever split by share. Per-pod usage on a shared device comes from:\n\n")
+	b.WriteString("| metrics | source |\n|---|---|\n")
+	for _, s := range PerPodSources {
+		fmt.Fprintf(b, "| %s | %s |\n", codeList(s.Metrics), s.Source)
+	}
+	b.WriteString("\n")
 }
 
 func anyIn(have, want []string) bool {

@@ -19,6 +19,7 @@ const (
 	MetricGPUUtilization       = "hw.gpu.utilization"
 	MetricGPUMemoryUsage       = "hw.gpu.memory.usage"
 	MetricGPUMemoryLimit       = "hw.gpu.memory.limit"
+	MetricPartitionMemoryLimit = "accelerator.partition.memory.limit"
 	MetricGPUMemoryUtilization = "hw.gpu.memory.utilization"
 	MetricPower                = "hw.power"
 	MetricEnergy               = "hw.energy"
@@ -88,7 +89,10 @@ const (
 
 // MetricDef documents one metric.
 type MetricDef struct {
-	Name       string
+	Name string
+	// Counted says on which resource the metric lives, so that every
+	// physical quantity is counted once (see Counting).
+	Counted    Counting
 	Instrument Instrument
 	Unit       string
 	ValueType  string // int or double
@@ -100,58 +104,59 @@ type MetricDef struct {
 
 // Metrics lists every metric this distribution emits.
 var Metrics = []MetricDef{
-	{MetricGPUUtilization, Gauge, UnitRatio, "double", []string{AttrHWGPUTask, AttrProcessPID}, []string{EmitterDCGM, EmitterNeuron}, true, "Fraction of time the device (or NeuronCore) was busy over the sample period."},
-	{MetricGPUMemoryUsage, UpDownCounter, UnitBytes, "int", []string{AttrMemoryCategory, AttrProcessPID}, []string{EmitterDCGM, EmitterNeuron}, true, "Device memory in use (Neuron: by category)."},
-	{MetricGPUMemoryLimit, UpDownCounter, UnitBytes, "int", nil, []string{EmitterDCGM, EmitterNeuron}, true, "Device memory size (of the partition, for MIG)."},
-	{MetricGPUMemoryUtilization, Gauge, UnitRatio, "double", nil, []string{EmitterDCGM, EmitterNeuron}, true, "Memory used / memory size."},
-	{MetricPower, Gauge, UnitWatts, "double", nil, []string{EmitterDCGM}, true, "Instantaneous power draw."},
-	{MetricEnergy, Counter, UnitJoules, "double", nil, []string{EmitterDCGM}, true, "Energy consumed since the driver loaded."},
-	{MetricTemperature, Gauge, UnitCelsius, "double", []string{AttrHWSensorLocation}, []string{EmitterDCGM}, true, "GPU die or memory temperature."},
-	{MetricErrors, Counter, UnitErrors, "int", []string{AttrErrorType, AttrXID}, []string{EmitterDCGM, EmitterNeuron}, true, "Hardware errors by class; XIDs carry their code."},
-	{MetricStatus, UpDownCounter, UnitRatio, "int", []string{AttrHWState}, []string{EmitterDCGM, EmitterNeuron}, true, "1 for the device's current state, 0 for the others."},
-	{MetricGPUIO, Counter, UnitBytes, "int", []string{AttrHWDirection, AttrLinkType}, []string{EmitterDCGM}, true, "Bytes moved over PCIe or NVLink."},
-	{MetricLinkThroughput, Gauge, UnitBytesPerSec, "double", []string{AttrHWDirection, AttrLinkType}, []string{EmitterDCGM}, false, "Current PCIe or NVLink throughput, where the source reports a rate rather than a counter."},
-	{MetricClockFrequency, Gauge, UnitHertz, "double", []string{AttrClockType}, []string{EmitterDCGM}, false, "Current clock frequency."},
-	{MetricThrottleTime, Counter, UnitSeconds, "double", []string{AttrThrottleReason}, []string{EmitterDCGM}, false, "Time clocks were held down, by reason."},
-	{MetricThrottleActive, Gauge, UnitRatio, "int", []string{AttrThrottleReason}, []string{EmitterDCGM}, false, "1 while a throttle reason is active."},
-	{MetricGREngineActive, Gauge, UnitRatio, "double", nil, []string{EmitterDCGM}, false, "Fraction of time the graphics/compute engine was active (DCGM PROF_GR_ENGINE_ACTIVE, GPM GRAPHICS_UTIL). Works on MIG."},
-	{MetricSMActive, Gauge, UnitRatio, "double", nil, []string{EmitterDCGM}, false, "Fraction of cycles an SM had at least one warp assigned."},
-	{MetricSMOccupancy, Gauge, UnitRatio, "double", nil, []string{EmitterDCGM}, false, "Resident warps / maximum warps per SM."},
-	{MetricTensorActive, Gauge, UnitRatio, "double", nil, []string{EmitterDCGM}, false, "Fraction of cycles the tensor pipes were active."},
-	{MetricDRAMActive, Gauge, UnitRatio, "double", nil, []string{EmitterDCGM}, false, "Fraction of cycles the memory interface was active."},
-	{MetricFlops, Gauge, UnitFlopsPerSec, "double", []string{AttrProcessPID}, []string{EmitterNeuron}, false, "Floating-point operations per second on a NeuronCore (`flops` or `effective_flops`)."},
-	{MetricRetiredPages, UpDownCounter, UnitPages, "int", []string{AttrRetirementCause}, []string{EmitterDCGM}, false, "Retired device-memory pages (pre-Ampere page retirement)."},
-	{MetricRemappedRows, UpDownCounter, UnitRows, "int", []string{AttrRemapType}, []string{EmitterDCGM}, false, "Remapped memory rows (Ampere and newer)."},
-	{MetricRowRemapPending, Gauge, UnitRatio, "int", nil, []string{EmitterDCGM}, false, "1 while a row remap waits for a GPU reset."},
-	{MetricRowRemapFailed, Gauge, UnitRatio, "int", nil, []string{EmitterDCGM}, false, "1 once a row remap has failed (replace the GPU)."},
-	{MetricProcessMemoryUsage, Gauge, UnitBytes, "int", []string{AttrProcessPID}, []string{EmitterDCGM}, false, "Device memory used by one process (compute or MPS client)."},
-	{MetricProcessUtilization, Gauge, UnitRatio, "double", []string{AttrProcessPID}, []string{EmitterDCGM}, false, "SM utilization of one process over the interval."},
-	{MetricMPSDaemonUp, Gauge, UnitRatio, "int", nil, []string{EmitterDCGM}, false, "1 when the MPS control daemon answers."},
-	{MetricMPSServers, Gauge, UnitServers, "int", nil, []string{EmitterDCGM}, false, "MPS servers the control daemon runs."},
-	{MetricMPSActiveThreads, Gauge, UnitRatio, "double", nil, []string{EmitterDCGM}, false, "Default active-thread percentage of the MPS daemon, as a fraction."},
-	{MetricExecutionLatency, Gauge, UnitSeconds, "double", []string{AttrLatencyKind, AttrLatencyPercentile, AttrProcessPID}, []string{EmitterNeuron}, false, "Neuron execution latency percentiles over the last period."},
-	{MetricExecutions, Counter, UnitExecutions, "int", []string{AttrExecutionStatus, AttrProcessPID}, []string{EmitterNeuron}, false, "Neuron executions by outcome."},
-	{MetricExecutionErrors, Counter, UnitErrors, "int", []string{AttrErrorType, AttrProcessPID}, []string{EmitterNeuron}, false, "Neuron execution errors by class."},
-	{MetricRuntimeCPU, Gauge, UnitRatio, "double", []string{AttrCPUMode, AttrProcessPID}, []string{EmitterNeuron}, false, "vCPU use of a Neuron runtime."},
-	{MetricRuntimeMemory, UpDownCounter, UnitBytes, "int", []string{AttrMemoryLocation, AttrProcessPID}, []string{EmitterNeuron}, false, "Memory used by a Neuron runtime, host or device."},
+	{MetricGPUUtilization, CountedPerPartition, Gauge, UnitRatio, "double", []string{AttrHWGPUTask, AttrProcessPID}, []string{EmitterDCGM, EmitterNeuron}, true, "Fraction of time the device (or NeuronCore) was busy over the sample period."},
+	{MetricGPUMemoryUsage, CountedPerPartition, UpDownCounter, UnitBytes, "int", []string{AttrMemoryCategory, AttrProcessPID}, []string{EmitterDCGM, EmitterNeuron}, true, "Device memory in use (Neuron: by category)."},
+	{MetricGPUMemoryLimit, CountedPerDevice, UpDownCounter, UnitBytes, "int", nil, []string{EmitterDCGM, EmitterNeuron}, true, "Memory size of the physical device (MIG instances carry theirs as `accelerator.partition.memory.limit`)."},
+	{MetricPartitionMemoryLimit, CountedPerPartition, UpDownCounter, UnitBytes, "int", nil, []string{EmitterDCGM}, false, "Memory size of a partition (a MIG instance); the device's own size is `hw.gpu.memory.limit` on the device."},
+	{MetricGPUMemoryUtilization, CountedPerPartition, Gauge, UnitRatio, "double", nil, []string{EmitterDCGM, EmitterNeuron}, true, "Memory used / memory size."},
+	{MetricPower, CountedPerDevice, Gauge, UnitWatts, "double", nil, []string{EmitterDCGM}, true, "Instantaneous power draw."},
+	{MetricEnergy, CountedPerDevice, Counter, UnitJoules, "double", nil, []string{EmitterDCGM}, true, "Energy consumed since the driver loaded."},
+	{MetricTemperature, CountedPerDevice, Gauge, UnitCelsius, "double", []string{AttrHWSensorLocation}, []string{EmitterDCGM}, true, "GPU die or memory temperature."},
+	{MetricErrors, CountedPerDevice, Counter, UnitErrors, "int", []string{AttrErrorType, AttrXID}, []string{EmitterDCGM, EmitterNeuron}, true, "Hardware errors by class; XIDs carry their code."},
+	{MetricStatus, CountedPerDevice, UpDownCounter, UnitRatio, "int", []string{AttrHWState}, []string{EmitterDCGM, EmitterNeuron}, true, "1 for the device's current state, 0 for the others."},
+	{MetricGPUIO, CountedPerDevice, Counter, UnitBytes, "int", []string{AttrHWDirection, AttrLinkType}, []string{EmitterDCGM}, true, "Bytes moved over PCIe or NVLink."},
+	{MetricLinkThroughput, CountedPerDevice, Gauge, UnitBytesPerSec, "double", []string{AttrHWDirection, AttrLinkType}, []string{EmitterDCGM}, false, "Current PCIe or NVLink throughput, where the source reports a rate rather than a counter."},
+	{MetricClockFrequency, CountedPerDevice, Gauge, UnitHertz, "double", []string{AttrClockType}, []string{EmitterDCGM}, false, "Current clock frequency."},
+	{MetricThrottleTime, CountedPerDevice, Counter, UnitSeconds, "double", []string{AttrThrottleReason}, []string{EmitterDCGM}, false, "Time clocks were held down, by reason."},
+	{MetricThrottleActive, CountedPerDevice, Gauge, UnitRatio, "int", []string{AttrThrottleReason}, []string{EmitterDCGM}, false, "1 while a throttle reason is active."},
+	{MetricGREngineActive, CountedPerPartition, Gauge, UnitRatio, "double", nil, []string{EmitterDCGM}, false, "Fraction of time the graphics/compute engine was active (DCGM PROF_GR_ENGINE_ACTIVE, GPM GRAPHICS_UTIL). Works on MIG."},
+	{MetricSMActive, CountedPerPartition, Gauge, UnitRatio, "double", nil, []string{EmitterDCGM}, false, "Fraction of cycles an SM had at least one warp assigned."},
+	{MetricSMOccupancy, CountedPerPartition, Gauge, UnitRatio, "double", nil, []string{EmitterDCGM}, false, "Resident warps / maximum warps per SM."},
+	{MetricTensorActive, CountedPerPartition, Gauge, UnitRatio, "double", nil, []string{EmitterDCGM}, false, "Fraction of cycles the tensor pipes were active."},
+	{MetricDRAMActive, CountedPerPartition, Gauge, UnitRatio, "double", nil, []string{EmitterDCGM}, false, "Fraction of cycles the memory interface was active."},
+	{MetricFlops, CountedPerPartition, Gauge, UnitFlopsPerSec, "double", []string{AttrProcessPID}, []string{EmitterNeuron}, false, "Floating-point operations per second on a NeuronCore (`flops` or `effective_flops`)."},
+	{MetricRetiredPages, CountedPerDevice, UpDownCounter, UnitPages, "int", []string{AttrRetirementCause}, []string{EmitterDCGM}, false, "Retired device-memory pages (pre-Ampere page retirement)."},
+	{MetricRemappedRows, CountedPerDevice, UpDownCounter, UnitRows, "int", []string{AttrRemapType}, []string{EmitterDCGM}, false, "Remapped memory rows (Ampere and newer)."},
+	{MetricRowRemapPending, CountedPerDevice, Gauge, UnitRatio, "int", nil, []string{EmitterDCGM}, false, "1 while a row remap waits for a GPU reset."},
+	{MetricRowRemapFailed, CountedPerDevice, Gauge, UnitRatio, "int", nil, []string{EmitterDCGM}, false, "1 once a row remap has failed (replace the GPU)."},
+	{MetricProcessMemoryUsage, CountedPerPartition, Gauge, UnitBytes, "int", []string{AttrProcessPID}, []string{EmitterDCGM}, false, "Device memory used by one process (compute or MPS client)."},
+	{MetricProcessUtilization, CountedPerPartition, Gauge, UnitRatio, "double", []string{AttrProcessPID}, []string{EmitterDCGM}, false, "SM utilization of one process over the interval."},
+	{MetricMPSDaemonUp, CountedPerNode, Gauge, UnitRatio, "int", nil, []string{EmitterDCGM}, false, "1 when the MPS control daemon answers."},
+	{MetricMPSServers, CountedPerNode, Gauge, UnitServers, "int", nil, []string{EmitterDCGM}, false, "MPS servers the control daemon runs."},
+	{MetricMPSActiveThreads, CountedPerNode, Gauge, UnitRatio, "double", nil, []string{EmitterDCGM}, false, "Default active-thread percentage of the MPS daemon, as a fraction."},
+	{MetricExecutionLatency, CountedPerPartition, Gauge, UnitSeconds, "double", []string{AttrLatencyKind, AttrLatencyPercentile, AttrProcessPID}, []string{EmitterNeuron}, false, "Neuron execution latency percentiles over the last period."},
+	{MetricExecutions, CountedPerPartition, Counter, UnitExecutions, "int", []string{AttrExecutionStatus, AttrProcessPID}, []string{EmitterNeuron}, false, "Neuron executions by outcome."},
+	{MetricExecutionErrors, CountedPerPartition, Counter, UnitErrors, "int", []string{AttrErrorType, AttrProcessPID}, []string{EmitterNeuron}, false, "Neuron execution errors by class."},
+	{MetricRuntimeCPU, CountedPerPartition, Gauge, UnitRatio, "double", []string{AttrCPUMode, AttrProcessPID}, []string{EmitterNeuron}, false, "vCPU use of a Neuron runtime."},
+	{MetricRuntimeMemory, CountedPerPartition, UpDownCounter, UnitBytes, "int", []string{AttrMemoryLocation, AttrProcessPID}, []string{EmitterNeuron}, false, "Memory used by a Neuron runtime, host or device."},
 
-	{MetricTimeToFirstToken, Histogram, UnitSeconds, "double", nil, []string{EmitterInference}, true, "Time to first token, buckets as the server reports them."},
-	{MetricTimePerOutputToken, Histogram, UnitSeconds, "double", nil, []string{EmitterInference}, true, "Mean time per output token of each request (after the first)."},
-	{MetricInterTokenLatency, Histogram, UnitSeconds, "double", nil, []string{EmitterInference}, false, "Latency between consecutive output tokens (per decode step)."},
-	{MetricRequestDuration, Histogram, UnitSeconds, "double", nil, []string{EmitterInference}, true, "End-to-end request duration. Triton's microsecond counters become a bucketless histogram (sum and count)."},
-	{MetricQueueDuration, Histogram, UnitSeconds, "double", nil, []string{EmitterInference}, false, "Time requests waited in the server's queue."},
-	{MetricRequestsRunning, Gauge, UnitRequests, "int", nil, []string{EmitterInference}, false, "Requests being executed."},
-	{MetricRequestsWaiting, Gauge, UnitRequests, "int", nil, []string{EmitterInference}, false, "Requests waiting in the queue."},
-	{MetricRequests, Counter, UnitRequests, "int", []string{AttrFinishReason}, []string{EmitterInference}, false, "Finished requests by outcome."},
-	{MetricKVCacheUtilization, Gauge, UnitRatio, "double", nil, []string{EmitterInference}, false, "Fraction of the KV cache in use."},
-	{MetricPrefixCacheHitRatio, Gauge, UnitRatio, "double", nil, []string{EmitterInference}, false, "Prefix-cache hits / queries over the last interval (or the server's own gauge)."},
-	{MetricPrefixCacheQueries, Counter, UnitTokens, "int", nil, []string{EmitterInference}, false, "Tokens looked up in the prefix cache."},
-	{MetricPrefixCacheHits, Counter, UnitTokens, "int", nil, []string{EmitterInference}, false, "Tokens found in the prefix cache."},
-	{MetricTokens, Counter, UnitTokens, "int", []string{AttrTokenType}, []string{EmitterInference}, false, "Tokens processed, by type."},
-	{MetricPreemptions, Counter, UnitPreemptions, "int", nil, []string{EmitterInference}, false, "Requests preempted (KV-cache pressure)."},
+	{MetricTimeToFirstToken, CountedPerServer, Histogram, UnitSeconds, "double", nil, []string{EmitterInference}, true, "Time to first token, buckets as the server reports them."},
+	{MetricTimePerOutputToken, CountedPerServer, Histogram, UnitSeconds, "double", nil, []string{EmitterInference}, true, "Mean time per output token of each request (after the first)."},
+	{MetricInterTokenLatency, CountedPerServer, Histogram, UnitSeconds, "double", nil, []string{EmitterInference}, false, "Latency between consecutive output tokens (per decode step)."},
+	{MetricRequestDuration, CountedPerServer, Histogram, UnitSeconds, "double", nil, []string{EmitterInference}, true, "End-to-end request duration. Triton's microsecond counters become a bucketless histogram (sum and count)."},
+	{MetricQueueDuration, CountedPerServer, Histogram, UnitSeconds, "double", nil, []string{EmitterInference}, false, "Time requests waited in the server's queue."},
+	{MetricRequestsRunning, CountedPerServer, Gauge, UnitRequests, "int", nil, []string{EmitterInference}, false, "Requests being executed."},
+	{MetricRequestsWaiting, CountedPerServer, Gauge, UnitRequests, "int", nil, []string{EmitterInference}, false, "Requests waiting in the queue."},
+	{MetricRequests, CountedPerServer, Counter, UnitRequests, "int", []string{AttrFinishReason}, []string{EmitterInference}, false, "Finished requests by outcome."},
+	{MetricKVCacheUtilization, CountedPerServer, Gauge, UnitRatio, "double", nil, []string{EmitterInference}, false, "Fraction of the KV cache in use."},
+	{MetricPrefixCacheHitRatio, CountedPerServer, Gauge, UnitRatio, "double", nil, []string{EmitterInference}, false, "Prefix-cache hits / queries over the last interval (or the server's own gauge)."},
+	{MetricPrefixCacheQueries, CountedPerServer, Counter, UnitTokens, "int", nil, []string{EmitterInference}, false, "Tokens looked up in the prefix cache."},
+	{MetricPrefixCacheHits, CountedPerServer, Counter, UnitTokens, "int", nil, []string{EmitterInference}, false, "Tokens found in the prefix cache."},
+	{MetricTokens, CountedPerServer, Counter, UnitTokens, "int", []string{AttrTokenType}, []string{EmitterInference}, false, "Tokens processed, by type."},
+	{MetricPreemptions, CountedPerServer, Counter, UnitPreemptions, "int", nil, []string{EmitterInference}, false, "Requests preempted (KV-cache pressure)."},
 
-	{MetricPrice, Gauge, UnitUSDPerHour, "double", nil, []string{EmitterCost}, false, "Price of this device or partition per hour (device price × share)."},
-	{MetricCost, Counter, UnitUSD, "double", nil, []string{EmitterCost}, false, "Cost accrued: price × elapsed hours."},
-	{MetricWaste, Counter, UnitUSD, "double", []string{AttrWasteReason}, []string{EmitterCost}, false, "Part of the cost that bought nothing, by reason."},
-	{MetricFindings, Counter, UnitFindings, "int", []string{AttrFindingKind}, []string{EmitterCost}, false, "Findings raised, by kind."},
+	{MetricPrice, CountedPerShare, Gauge, UnitUSDPerHour, "double", nil, []string{EmitterCost}, false, "Price of this device or partition per hour (device price × share)."},
+	{MetricCost, CountedPerShare, Counter, UnitUSD, "double", nil, []string{EmitterCost}, false, "Cost accrued: price × elapsed hours."},
+	{MetricWaste, CountedPerShare, Counter, UnitUSD, "double", []string{AttrWasteReason}, []string{EmitterCost}, false, "Part of the cost that bought nothing, by reason."},
+	{MetricFindings, CountedPerShare, Counter, UnitFindings, "int", []string{AttrFindingKind}, []string{EmitterCost}, false, "Findings raised, by kind."},
 }

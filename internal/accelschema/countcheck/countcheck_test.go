@@ -1,0 +1,87 @@
+package countcheck
+
+import (
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/otelcol-accel/otelcol-accel/internal/accelschema"
+)
+
+const gpu = "GPU-8f3c0000-0000-0000-0000-000000000001"
+
+type res struct {
+	attrs   map[string]any
+	metrics map[string]float64 // name → value, one point each
+}
+
+func build(resources ...res) pmetric.Metrics {
+	md := pmetric.NewMetrics()
+	for _, r := range resources {
+		rm := md.ResourceMetrics().AppendEmpty()
+		_ = rm.Resource().Attributes().FromRaw(r.attrs)
+		ms := rm.ScopeMetrics().AppendEmpty().Metrics()
+		for name, v := range r.metrics {
+			m := ms.AppendEmpty()
+			m.SetName(name)
+			dp := m.SetEmptyGauge().DataPoints().AppendEmpty()
+			dp.SetTimestamp(pcommon.Timestamp(1e9))
+			dp.SetDoubleValue(v)
+		}
+	}
+	return md
+}
+
+func device(metrics map[string]float64) res {
+	return res{map[string]any{accelschema.AttrHWID: gpu, accelschema.AttrPartitionType: accelschema.PartitionNone}, metrics}
+}
+
+func copyOf(replica string, share float64, metrics map[string]float64) res {
+	return res{map[string]any{
+		accelschema.AttrHWID: gpu, accelschema.AttrHWParent: gpu,
+		accelschema.AttrPartitionType: accelschema.PartitionTimeSlicing, accelschema.AttrPartitionID: gpu + "::" + replica,
+		accelschema.AttrPartitionShare: share,
+	}, metrics}
+}
+
+func TestCountedOnceHasNoViolations(t *testing.T) {
+	md := build(
+		device(map[string]float64{accelschema.MetricPower: 300, accelschema.MetricGPUUtilization: 0.5, accelschema.MetricCost: 1}),
+		copyOf("0", 0.5, map[string]float64{accelschema.MetricCost: 1}),
+		copyOf("1", 0.5, map[string]float64{accelschema.MetricCost: 1}),
+	)
+	md.ResourceMetrics().At(0).Resource().Attributes().PutDouble(accelschema.AttrPartitionShare, 0)
+	if v := Violations(md); len(v) != 0 {
+		t.Fatalf("want no violations, got %v", v)
+	}
+}
+
+func TestViolationsNameWhatIsCountedTwice(t *testing.T) {
+	md := build(
+		device(map[string]float64{accelschema.MetricGPUUtilization: 0.5}),
+		copyOf("0", 0.6, map[string]float64{accelschema.MetricPower: 300, accelschema.MetricGPUUtilization: 0.5, accelschema.MetricCost: 1}),
+		copyOf("1", 0.6, map[string]float64{accelschema.MetricCost: 1}),
+		device(map[string]float64{accelschema.MetricEnergy: 1}),
+		device(map[string]float64{accelschema.MetricEnergy: 1}),
+	)
+	got := strings.Join(Violations(md), "\n")
+	for _, want := range []string{
+		"device-scoped hw.power on " + gpu,           // power on a copy
+		"hw.gpu.utilization is on device " + gpu,     // parent repeats the copy
+		"device-scoped hw.energy exported 2 times",   // two device resources
+		"shares of device " + gpu + " add up to 1.2", // paid twice
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("violations do not mention %q:\n%s", want, got)
+		}
+	}
+}
+
+func TestServerMetricOnDeviceIsAViolation(t *testing.T) {
+	md := build(device(map[string]float64{accelschema.MetricRequestsRunning: 3}))
+	if v := Violations(md); len(v) != 1 || !strings.Contains(v[0], "server-scoped") {
+		t.Fatalf("want one server-scoped violation, got %v", v)
+	}
+}
