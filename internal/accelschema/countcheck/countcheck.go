@@ -43,6 +43,11 @@ type sampleKey struct {
 	at pcommon.Timestamp
 }
 
+type shareKey struct {
+	device string
+	at     pcommon.Timestamp
+}
+
 type checker struct {
 	out []string
 	// devices: series of device-scoped metrics per physical device.
@@ -51,8 +56,9 @@ type checker struct {
 	// whose parent is that device.
 	onParent map[string]map[seriesKey]bool
 	onChild  map[string]map[seriesKey]string
-	// shares per physical device (share-counted metrics only).
-	shares map[string]float64
+	// shares per physical device and price time (a batch may hold several
+	// scrapes of one device).
+	shares map[shareKey]float64
 }
 
 func newChecker() *checker {
@@ -60,7 +66,7 @@ func newChecker() *checker {
 		device:   map[string]map[sampleKey]int{},
 		onParent: map[string]map[seriesKey]bool{},
 		onChild:  map[string]map[seriesKey]string{},
-		shares:   map[string]float64{},
+		shares:   map[shareKey]float64{},
 	}
 }
 
@@ -70,11 +76,8 @@ func (c *checker) resource(rm pmetric.ResourceMetrics) {
 	parent := str(attrs, accelschema.AttrHWParent)
 	ident := identity(attrs)
 	isDevice := accelschema.IsDeviceResource(hwID, parent)
-	physical := hwID
-	if parent != "" {
-		physical = parent
-	}
-	priced := false
+	physical := physicalDevice(attrs, hwID, parent)
+	var pricedAt []pcommon.Timestamp
 	forEachPoint(rm, func(m pmetric.Metric, points pcommon.Map, at pcommon.Timestamp) {
 		def, ok := accelschema.LookupMetric(m.Name())
 		if !ok {
@@ -102,16 +105,18 @@ func (c *checker) resource(rm pmetric.ResourceMetrics) {
 				c.onChild[physical][key] = ident
 			}
 		case accelschema.CountedPerShare:
-			priced = true
+			if m.Name() == accelschema.MetricPrice {
+				pricedAt = append(pricedAt, at)
+			}
 		case accelschema.CountedPerServer, accelschema.CountedPerNode:
 			if hwID != "" {
 				c.addf("%s-scoped %s on device resource %s", def.Counted, m.Name(), ident)
 			}
 		}
 	})
-	if hwID != "" && priced {
-		if v, ok := attrs.Get(accelschema.AttrPartitionShare); ok {
-			c.shares[physical] += number(v)
+	if v, ok := attrs.Get(accelschema.AttrPartitionShare); ok && hwID != "" {
+		for _, at := range pricedAt {
+			c.shares[shareKey{physical, at}] += number(v)
 		}
 	}
 }
@@ -137,7 +142,11 @@ func (c *checker) finish() []string {
 			}
 		}
 	}
-	for dev, total := range c.shares {
+	worst := map[string]float64{}
+	for k, total := range c.shares {
+		worst[k.device] = max(worst[k.device], total)
+	}
+	for dev, total := range worst {
 		if total > 1+shareSlack {
 			c.addf("shares of device %s add up to %.6f (> 1): it is paid for more than once", dev, total)
 		}
@@ -148,6 +157,23 @@ func (c *checker) finish() []string {
 
 func (c *checker) addf(format string, args ...any) {
 	c.out = append(c.out, fmt.Sprintf(format, args...))
+}
+
+// physicalDevice names the device a resource belongs to: its parent's id,
+// else its own, qualified by the node (Neuron ids repeat on every node).
+func physicalDevice(attrs pcommon.Map, hwID, parent string) string {
+	id := hwID
+	if parent != "" {
+		id = parent
+	}
+	node := str(attrs, accelschema.AttrK8sNodeName)
+	if node == "" {
+		node = str(attrs, accelschema.AttrHostName)
+	}
+	if node == "" {
+		return id
+	}
+	return node + "/" + id
 }
 
 // identity names a resource by the attributes that tell copies and

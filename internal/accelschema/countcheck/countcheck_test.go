@@ -25,7 +25,7 @@ func build(resources ...res) pmetric.Metrics {
 		ms := rm.ScopeMetrics().AppendEmpty().Metrics()
 		for name, v := range r.metrics {
 			m := ms.AppendEmpty()
-			m.SetName(name)
+			m.SetName(name) // one point at a fixed time: all resources are one scrape
 			dp := m.SetEmptyGauge().DataPoints().AppendEmpty()
 			dp.SetTimestamp(pcommon.Timestamp(1e9))
 			dp.SetDoubleValue(v)
@@ -48,9 +48,9 @@ func copyOf(replica string, share float64, metrics map[string]float64) res {
 
 func TestCountedOnceHasNoViolations(t *testing.T) {
 	md := build(
-		device(map[string]float64{accelschema.MetricPower: 300, accelschema.MetricGPUUtilization: 0.5, accelschema.MetricCost: 1}),
-		copyOf("0", 0.5, map[string]float64{accelschema.MetricCost: 1}),
-		copyOf("1", 0.5, map[string]float64{accelschema.MetricCost: 1}),
+		device(map[string]float64{accelschema.MetricPower: 300, accelschema.MetricGPUUtilization: 0.5, accelschema.MetricPrice: 1}),
+		copyOf("0", 0.5, map[string]float64{accelschema.MetricPrice: 1}),
+		copyOf("1", 0.5, map[string]float64{accelschema.MetricPrice: 1}),
 	)
 	md.ResourceMetrics().At(0).Resource().Attributes().PutDouble(accelschema.AttrPartitionShare, 0)
 	if v := Violations(md); len(v) != 0 {
@@ -61,8 +61,8 @@ func TestCountedOnceHasNoViolations(t *testing.T) {
 func TestViolationsNameWhatIsCountedTwice(t *testing.T) {
 	md := build(
 		device(map[string]float64{accelschema.MetricGPUUtilization: 0.5}),
-		copyOf("0", 0.6, map[string]float64{accelschema.MetricPower: 300, accelschema.MetricGPUUtilization: 0.5, accelschema.MetricCost: 1}),
-		copyOf("1", 0.6, map[string]float64{accelschema.MetricCost: 1}),
+		copyOf("0", 0.6, map[string]float64{accelschema.MetricPower: 300, accelschema.MetricGPUUtilization: 0.5, accelschema.MetricPrice: 1}),
+		copyOf("1", 0.6, map[string]float64{accelschema.MetricPrice: 1}),
 		device(map[string]float64{accelschema.MetricEnergy: 1}),
 		device(map[string]float64{accelschema.MetricEnergy: 1}),
 	)
