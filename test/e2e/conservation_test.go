@@ -28,12 +28,16 @@ import (
 // on one of them with its team; and nobody's MIG instances are unallocated.
 //
 //	go test -tags e2e -count=1 -run Conservation ./test/e2e/   (after make dist accelsim)
+//
+// The same fleet run checks that every physical quantity is counted once
+// (checkCountedOnce).
 func TestConservationOfDevicePrices(t *testing.T) {
+	sink := e2etest.StartOTLPSink(t, e2etest.SinkOptions{Keep: true})
 	fleet := e2etest.StartFleet(t, e2etest.FleetOptions{
 		// With timestamps the test can tell the latest scrape's series from
 		// those the exporter keeps (metric_expiration) after a resource's
 		// attributes changed.
-		GatewayConfigs: []string{"yaml:exporters::prometheus::send_timestamps: true"},
+		GatewayConfigs: []string{"yaml:exporters::prometheus::send_timestamps: true", gatewayOTLPCopy(t, sink)},
 	})
 	table, err := pricing.Bundled()
 	if err != nil {
@@ -75,6 +79,7 @@ func TestConservationOfDevicePrices(t *testing.T) {
 		}
 	}
 
+	checkCountedOnce(t, fleet, sink, devices)
 	checkAdviceNamesAHolder(t, filepath.Join(fleet.OutDir, "events.jsonl"))
 }
 
