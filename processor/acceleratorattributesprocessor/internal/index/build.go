@@ -50,6 +50,9 @@ type Input struct {
 	// InferencePods are pods seen serving gen_ai metrics (by UID and by
 	// ns/name); with Workload.InferWorkloadType they default to inference.
 	InferencePods map[string]bool
+	// PlaceholderNamespaces hold schedulers' reservation pods (Run:ai's
+	// runai-reservation): their pods mark a device reserved, not allocated.
+	PlaceholderNamespaces []string
 }
 
 // source priority: a device held according to Kubernetes is not also held
@@ -85,7 +88,8 @@ type builder struct {
 	node          *corev1.Node
 	podMeta       map[string]*workload.Meta // ns/name
 	consumers     map[string]*Consumer
-	// unplacedMIG: held MIG UUIDs with no known <parent>/gi<N> position.
+	// unplacedMIG: held MIG devices with no known <parent>/gi<N> position,
+	// by MIG UUID (or DRA device, for a MIG device created on prepare).
 	unplacedMIG map[string]bool
 }
 
@@ -124,6 +128,7 @@ func Build(in Input) *Index {
 	b.allocatable()
 	b.kubeletClaims()
 	b.draClaims()
+	b.claimHolders()
 	b.ecsClaims()
 	b.staticClaims()
 	b.entries()
@@ -183,6 +188,7 @@ func (b *builder) pods() {
 		}
 		p := &Pod{Namespace: ns, Name: name}
 		p.Attrs = b.podAttrs(ns, name)
+		p.Placeholder = slices.Contains(b.in.PlaceholderNamespaces, ns)
 		if m := b.podMeta[key]; m != nil {
 			p.UID = m.UID
 			b.ix.podsByUID[m.UID] = p
@@ -249,7 +255,7 @@ func (b *builder) k8sConsumer(ns, pod, container string) *Consumer {
 	if c, ok := b.consumers[id]; ok {
 		return c
 	}
-	c := &Consumer{ID: id}
+	c := &Consumer{ID: id, Placeholder: slices.Contains(b.in.PlaceholderNamespaces, ns)}
 	c.Attrs = append(c.Attrs, b.podAttrs(ns, pod)...)
 	if container != "" {
 		c.Attrs = append(c.Attrs, Str(accelschema.AttrK8sContainerName, container))
@@ -331,7 +337,13 @@ func (b *builder) checkMIGPosition(uuid, ns, pod string) {
 	if _, ok := b.migPosition(uuid); ok {
 		return
 	}
-	b.unplacedMIG[uuid] = true
+	b.noteUnplacedMIG(uuid, ns, pod)
+}
+
+// noteUnplacedMIG counts a held MIG device (by any id unique to it) that
+// cannot be placed, and its holder ns/pod.
+func (b *builder) noteUnplacedMIG(id, ns, pod string) {
+	b.unplacedMIG[id] = true
 	if b.ix.unplacedMIGPods == nil {
 		b.ix.unplacedMIGPods = map[string]bool{}
 	}

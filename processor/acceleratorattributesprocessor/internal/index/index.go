@@ -9,6 +9,7 @@ package index
 
 import (
 	"strconv"
+	"strings"
 )
 
 // KV is one resource attribute to set: a string, or a double when IsDouble.
@@ -32,6 +33,22 @@ type Consumer struct {
 	PodUID       string
 	ContainerIDs []string
 	Attrs        []KV
+	// Placeholder: a scheduler's reservation pod (a namespace in
+	// Input.PlaceholderNamespaces) that holds the device for workloads it
+	// does not name; the device is reserved, not allocated to it.
+	Placeholder bool
+}
+
+// IsPod reports whether the consumer is (a container of) the pod
+// namespace/name; IDs are k8s/<ns>/<pod>/<container>, and Kubernetes names
+// contain no slash, so the prefix is exact.
+func (c *Consumer) IsPod(namespace, name string) bool {
+	id, ok := strings.CutPrefix(c.ID, "k8s/")
+	if !ok {
+		return false
+	}
+	rest, ok := strings.CutPrefix(id, namespace+"/"+name)
+	return ok && strings.HasPrefix(rest, "/")
 }
 
 // Copy is one output resource of a device.
@@ -71,6 +88,8 @@ type Pod struct {
 	Name      string
 	// Attrs are the pod-level attributes (no container).
 	Attrs []KV
+	// Placeholder: see Consumer.Placeholder.
+	Placeholder bool
 }
 
 // Identity is what a resource says about the device it describes.
@@ -108,11 +127,17 @@ type Index struct {
 	// knownPods are pods PodResources or the API say run on this node (ns/name).
 	knownPods     map[string]bool
 	podsAuthority bool
+	// claimHolders: who holds each allocated DRA claim with pods on this
+	// node, for device resources that name their claim (ClaimHolders).
+	claimHolders map[string]*Entry
 
 	Stats Stats
 	// InvalidWorkloadTypes maps ns/name to a workload-type label value that
 	// is not one of the enum values (the pod counts as unknown).
 	InvalidWorkloadTypes map[string]string
+	// SliceProblems are ResourceSlice devices that cannot be tied to a GPU;
+	// claims on them are left unattributed.
+	SliceProblems []SliceProblem
 }
 
 // Stats describe what the index holds, for logs and tests.
@@ -122,7 +147,8 @@ type Stats struct {
 
 // Empty is an index that knows nothing: every resource passes through.
 func Empty() *Index {
-	return &Index{entries: map[string]*Entry{}, podsByUID: map[string]*Pod{}, podsByName: map[string]*Pod{}, knownPods: map[string]bool{}}
+	return &Index{entries: map[string]*Entry{}, podsByUID: map[string]*Pod{}, podsByName: map[string]*Pod{}, knownPods: map[string]bool{},
+		claimHolders: map[string]*Entry{}}
 }
 
 // Outcome of a device lookup.

@@ -249,18 +249,15 @@ func TestNeuronCoresAndDevices(t *testing.T) {
 	// Device 1 held whole: it and its cores are the pod's.
 	assert.True(t, held(t, ix, device(1)).InPlace)
 	assert.Equal(t, "whole", attr(held(t, ix, core(1, 6)).Copies[0].Consumer.Attrs, accelschema.AttrK8sPodName))
-	// Device 0's cores are split: cores-a 2/4, cores-b 1/4, remainder 1/4.
-	e := held(t, ix, device(0))
-	require.Len(t, e.Copies, 3)
-	assert.Equal(t, "cores-a", attr(e.Copies[0].Consumer.Attrs, accelschema.AttrK8sPodName))
-	assert.InDelta(t, 0.5, e.Copies[0].Share, 1e-12)
-	assert.Equal(t, "0,1", e.Copies[0].PartitionID)
-	assert.Equal(t, accelschema.PartitionNeuronCore, e.Copies[0].PartitionType)
-	assert.InDelta(t, 0.25, e.Copies[1].Share, 1e-12)
-	assert.Nil(t, e.Copies[2].Consumer)
+	// Device 0's cores are split (cores-a 2, cores-b 1, one free): the cores
+	// carry the holders, the device is allocated and not copied per holder.
+	e, out := ix.Lookup(device(0))
+	require.Equal(t, Derived, out)
+	assert.Empty(t, e.Copies)
+	assert.Equal(t, accelschema.AllocationAllocated, e.State)
 	// Each core is its pod's, in place; core 3 is nobody's.
 	assert.True(t, held(t, ix, core(0, 2)).InPlace)
-	_, out := ix.Lookup(core(0, 3))
+	_, out = ix.Lookup(core(0, 3))
 	assert.Equal(t, Unallocated, out)
 }
 

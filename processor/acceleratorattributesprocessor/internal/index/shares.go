@@ -170,8 +170,9 @@ func (b *builder) replication(key, resource string, order []*claim) (strategy st
 }
 
 // neuron ties NeuronCores to Neuron devices: the cores of a device held
-// whole are held by the same pod, and a device whose cores are held by
-// several pods is split among them by the cores each holds.
+// whole are held by the same pod; a device one pod holds through all its
+// cores is that pod's; a device whose cores are held otherwise (by several
+// pods, or in part) is allocated, and its cores say by whom.
 func (b *builder) neuron() {
 	cores := map[int][]int{}
 	perDevice := 0
@@ -232,27 +233,31 @@ func (b *builder) neuron() {
 				held[cp.Consumer] = append(held[cp.Consumer], c)
 			}
 		}
-		if len(order) == 0 {
-			continue
+		switch {
+		case len(order) == 0:
+		case len(order) == 1 && len(held[order[0]]) == total:
+			// One pod holds every core: the device is that pod's, in place.
+			c := order[0]
+			b.ix.entries[neuronKey(dev)] = &Entry{State: accelschema.AllocationAllocated, InPlace: true,
+				Copies: []Copy{{Consumer: c, Share: 1, PartitionType: accelschema.PartitionNeuronCore, PartitionID: coreList(held[c])}}}
+		default:
+			// The cores are the partitions, each with its holder and share
+			// (the receiver reports every core as a resource of its own,
+			// which is how the topology knows them): the device's own
+			// resource is not copied per holder, or the holders would be
+			// counted on the device and again on its cores. Like a MIG-enabled
+			// GPU, it is allocated while any of its cores is held.
+			b.ix.entries[neuronKey(dev)] = &Entry{State: accelschema.AllocationAllocated}
 		}
-		slices.SortFunc(order, func(a, b *Consumer) int { return strings.Compare(a.ID, b.ID) })
-		e := &Entry{State: accelschema.AllocationAllocated}
-		sum := 0.0
-		for _, c := range order {
-			share := float64(len(held[c])) / float64(total)
-			sum += share
-			ids := make([]string, len(held[c]))
-			for i, core := range held[c] {
-				ids[i] = strconv.Itoa(core)
-			}
-			e.Copies = append(e.Copies, Copy{Consumer: c, Share: share, PartitionType: accelschema.PartitionNeuronCore, PartitionID: strings.Join(ids, ",")})
-		}
-		if rest := 1 - sum; rest > epsilon {
-			e.Copies = append(e.Copies, Copy{Share: rest, PartitionType: accelschema.PartitionNeuronCore})
-		}
-		e.InPlace = len(e.Copies) == 1
-		b.ix.entries[neuronKey(dev)] = e
 	}
+}
+
+func coreList(cores []int) string {
+	ids := make([]string, len(cores))
+	for i, core := range cores {
+		ids[i] = strconv.Itoa(core)
+	}
+	return strings.Join(ids, ",")
 }
 
 func (b *builder) topoHasCore(core int) bool {
