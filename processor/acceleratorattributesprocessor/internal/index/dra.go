@@ -24,13 +24,8 @@ func (b *builder) draClaims() {
 		}
 		return
 	}
-	devices := map[string]*resourcev1.Device{}
-	for _, s := range k.Slices {
-		for i := range s.Spec.Devices {
-			d := &s.Spec.Devices[i]
-			devices[s.Spec.Driver+"/"+s.Spec.Pool.Name+"/"+d.Name] = d
-		}
-	}
+	devices, problems := readSlices(k.Slices)
+	b.ix.SliceProblems = problems
 	podsByUID := map[string]*corev1.Pod{}
 	for _, p := range k.Pods {
 		podsByUID[string(p.UID)] = p
@@ -55,15 +50,25 @@ func (b *builder) draClaims() {
 			if res.AdminAccess != nil && *res.AdminAccess {
 				continue // monitoring access: no one's workload, no share
 			}
-			dev := devices[res.Driver+"/"+res.Pool+"/"+res.Device]
-			if dev == nil {
+			partID := draDeviceKey(res.Driver, res.Pool, res.Device)
+			dev := devices[partID]
+			switch {
+			case dev == nil || dev.kind == unusable:
+				// Not published (yet), or published wrong: some device is
+				// held, and nothing says which.
 				b.markUnresolved(res.Driver)
 				continue
+			case dev.kind == notAccelerator:
+				continue // a compute-domain channel beside the claim's GPUs
+			case dev.kind == pendingMIG:
+				// Held, but its MIG UUID and GPU instance are known only to
+				// NVML: like a MIG device PodResources names and nothing places.
+				for _, pod := range pods {
+					b.noteUnplacedMIG(partID, pod.Namespace, pod.Name)
+				}
+				continue
 			}
-			uuid := attrString(dev, res.Driver, "uuid")
-			if uuid == "" {
-				continue // not a GPU (a compute-domain channel, a NIC)
-			}
+			uuid := dev.uuid
 			if isMIGUUID(uuid) {
 				for _, pod := range pods {
 					b.checkMIGPosition(uuid, pod.Namespace, pod.Name)
@@ -71,9 +76,8 @@ func (b *builder) draClaims() {
 			}
 			fraction := 1.0
 			if res.ShareID != nil {
-				fraction = consumedFraction(res, dev)
+				fraction = consumedFraction(res, dev.device)
 			}
-			partID := res.Driver + "/" + res.Pool + "/" + res.Device
 			extra := []KV{
 				Str(accelschema.AttrDRADriver, res.Driver),
 				Str(accelschema.AttrDRAPool, res.Pool),
@@ -84,8 +88,8 @@ func (b *builder) draClaims() {
 				partID += "/" + string(*res.ShareID)
 				extra = append(extra, Str(accelschema.AttrDRAShareID, string(*res.ShareID)))
 			}
-			if p := attrString(dev, res.Driver, "profile"); p != "" {
-				extra = append(extra, Str(accelschema.AttrPartitionProfile, p))
+			if dev.profile != "" {
+				extra = append(extra, Str(accelschema.AttrPartitionProfile, dev.profile))
 			}
 			for _, pod := range pods {
 				containers := users.containers(c.Namespace, c.Name, pod)
@@ -102,24 +106,17 @@ func (b *builder) draClaims() {
 	}
 }
 
+// markUnresolved notes that a driver's device is held but cannot be named,
+// so that a miss for a device of its kind proves nothing.
 func (b *builder) markUnresolved(driver string) {
 	switch {
+	case driver == draDriverComputeDomain:
+		// IMEX channels and daemons: whatever is held, it is no GPU.
 	case strings.Contains(driver, "neuron"):
 		b.ix.unresolvedNeuron = true
 	case strings.Contains(driver, "nvidia"):
 		b.ix.unresolvedNVIDIA = true
 	}
-}
-
-// attrString reads a device attribute by its short name or its name
-// qualified with the driver's domain.
-func attrString(d *resourcev1.Device, driver, name string) string {
-	for _, k := range []resourcev1.QualifiedName{resourcev1.QualifiedName(name), resourcev1.QualifiedName(driver + "/" + name)} {
-		if a, ok := d.Attributes[k]; ok && a.StringValue != nil {
-			return *a.StringValue
-		}
-	}
-	return ""
 }
 
 // consumedFraction is the largest share of any capacity the allocation
