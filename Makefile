@@ -3,17 +3,25 @@
 #   make run    build everything and run the demo fleet
 #   make test   lint + unit tests + ocb build + end-to-end tests
 #
-# Everything the targets need is installed by them: ocb and mdatagen into
-# ./bin (pinned), Go modules through the module proxy, and Debian packages
-# (prometheus, for the dashboard test) with apt-get.
+# Everything the targets need is installed by them: ocb, mdatagen and
+# golangci-lint (pinned) into a tool cache outside the clone, Go modules
+# through the module proxy, and Debian packages (prometheus, for the
+# dashboard test) with apt-get.
 
 SHELL        := /usr/bin/env bash
 .SHELLFLAGS  := -eu -o pipefail -c
 GO           ?= go
-BIN          := $(CURDIR)/bin
+# Built tools live outside the clone (CI runs on a fresh clone of the same
+# machine, where ./bin would start empty), each under its pinned version, so
+# changing a version builds the new one and a clone reuses the old build.
+TOOLS_CACHE  ?= $(HOME)/.cache/otelcol-accel/tools
+BIN          := $(TOOLS_CACHE)
 OCB_VERSION  := v0.165.0
 OCB          := $(BIN)/builder-$(OCB_VERSION)
-MDATAGEN     := $(BIN)/mdatagen
+MDATAGEN_VERSION := $(shell awk '$$1 == "go.opentelemetry.io/collector/cmd/mdatagen" {print $$2}' internal/tools/mdatagen/go.mod)
+MDATAGEN     := $(BIN)/mdatagen-$(MDATAGEN_VERSION)
+GOLANGCI_LINT_VERSION := $(shell awk '$$1 == "require" && $$2 == "github.com/golangci/golangci-lint/v2" {print $$3} $$1 == "github.com/golangci/golangci-lint/v2" {print $$2}' internal/tools/golangci-lint/go.mod)
+GOLANGCI_LINT := $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 BUILD_DIR    := _build
 DIST         := $(BUILD_DIR)/otelcol-accel
 ACCELSIM     := $(BUILD_DIR)/accelsim
@@ -45,22 +53,31 @@ help:
 
 ## ---- tools ---------------------------------------------------------------
 
-tools: $(OCB) $(MDATAGEN)
+tools: $(OCB) $(MDATAGEN) $(GOLANGCI_LINT)
 
 # ocb is installed under a versioned name so that changing OCB_VERSION
 # reinstalls it, while a CI cache of ./bin keeps it between runs.
 $(OCB):
 	@mkdir -p $(BIN)
 	@echo ">> installing ocb $(OCB_VERSION) into $(BIN)"
-	GOBIN=$(BIN) $(GO) install go.opentelemetry.io/collector/cmd/builder@$(OCB_VERSION)
-	mv $(BIN)/builder $(OCB)
+	GOBIN=$(BIN)/.ocb-$(OCB_VERSION) $(GO) install go.opentelemetry.io/collector/cmd/builder@$(OCB_VERSION)
+	mv $(BIN)/.ocb-$(OCB_VERSION)/builder $(OCB)
 
 # mdatagen is built from a small tools module: releases after v0.159.0 are not
 # served here, and `go install …@v0.159.0` fails on the proxy's version list.
-$(MDATAGEN): internal/tools/mdatagen/go.mod internal/tools/mdatagen/go.sum
+$(MDATAGEN):
 	@mkdir -p $(BIN)
-	@echo ">> building mdatagen (see internal/tools/mdatagen)"
-	cd internal/tools/mdatagen && $(GO) build -o $(MDATAGEN) go.opentelemetry.io/collector/cmd/mdatagen
+	@echo ">> building mdatagen $(MDATAGEN_VERSION) (see internal/tools/mdatagen)"
+	cd internal/tools/mdatagen && $(GO) build -o $(MDATAGEN).tmp go.opentelemetry.io/collector/cmd/mdatagen
+	mv $(MDATAGEN).tmp $(MDATAGEN)
+
+# golangci-lint is built from its own tools module, like mdatagen, so its
+# dependencies never enter the collector's go.mod.
+$(GOLANGCI_LINT):
+	@mkdir -p $(BIN)
+	@echo ">> building golangci-lint $(GOLANGCI_LINT_VERSION) (see internal/tools/golangci-lint; a cold build takes a few minutes)"
+	cd internal/tools/golangci-lint && $(GO) build -o $(GOLANGCI_LINT).tmp github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+	mv $(GOLANGCI_LINT).tmp $(GOLANGCI_LINT)
 
 ## ---- code generation -------------------------------------------------------
 
@@ -100,13 +117,15 @@ run: build
 
 test: lint unit build e2e fuzz-short
 
-lint:
+lint: $(GOLANGCI_LINT)
 	@echo ">> gofmt"
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go'; git ls-files --others --exclude-standard '*.go')); \
 	if [[ -n "$$unformatted" ]]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	@echo ">> go vet"
 	$(GO) vet ./...
 	@for m in $(SUBMODULES); do echo ">> go vet ($$m)"; (cd $$m && $(GO) vet ./...); done
+	@echo ">> golangci-lint $(GOLANGCI_LINT_VERSION) (.golangci.yml)"
+	$(GOLANGCI_LINT) run ./...
 
 unit:
 	$(GO) test $(GOTEST_FLAGS) ./...
