@@ -66,6 +66,7 @@ var holderKeys = map[string]bool{
 	accelschema.AttrDRAPool:            true,
 	accelschema.AttrDRADevice:          true,
 	accelschema.AttrDRAClaimName:       true,
+	accelschema.AttrDRAClaimNamespace:  true,
 	accelschema.AttrDRAShareID:         true,
 }
 
@@ -123,27 +124,16 @@ func baseShare(m pcommon.Map) float64 {
 	return 1
 }
 
-// applyCopy writes one holding onto a resource: who, which partition, what
-// share, and the node.
-func applyCopy(m pcommon.Map, c *index.Copy, base float64, node []index.KV) {
+// applyHolder writes one holding onto a resource: who, which partition,
+// what share, and the node. It never sets hw.parent: enriched in place, the
+// resource is still the device's own (splitShared adds hw.parent to the
+// copies it makes).
+func applyHolder(m pcommon.Map, c *index.Copy, base float64, node []index.KV) {
 	clearHolder(m)
-	if c.Consumer != nil {
-		putAll(m, c.Consumer.Attrs)
-		m.PutStr(accelschema.AttrAllocationState, accelschema.AllocationAllocated)
-	} else {
-		m.PutStr(accelschema.AttrAllocationState, accelschema.AllocationUnallocated)
-	}
+	putAll(m, c.Consumer.Attrs)
+	m.PutStr(accelschema.AttrAllocationState, accelschema.AllocationAllocated)
 	putAll(m, c.Extra)
 	if c.PartitionType != "" {
-		// A replica is a partition of its GPU: hw.parent names the physical
-		// device, as for MIG (docs/architecture.md), so shares can be summed.
-		if accelschema.IsSharedCopy(c.PartitionType) {
-			if _, ok := m.Get(accelschema.AttrHWParent); !ok {
-				if id, ok := m.Get(accelschema.AttrHWID); ok {
-					m.PutStr(accelschema.AttrHWParent, id.Str())
-				}
-			}
-		}
 		m.PutStr(accelschema.AttrPartitionType, c.PartitionType)
 		if c.PartitionID != "" {
 			m.PutStr(accelschema.AttrPartitionID, c.PartitionID)
@@ -152,5 +142,15 @@ func applyCopy(m pcommon.Map, c *index.Copy, base float64, node []index.KV) {
 		}
 	}
 	m.PutDouble(accelschema.AttrPartitionShare, base*c.Share)
+	insertAll(m, node)
+}
+
+// markReserved says that only a scheduler's placeholder holds the device
+// (or the part of it the resource stands for): it is paid for and kept for
+// workloads the placeholder does not name, so none of its attributes, team
+// or workload is passed on.
+func markReserved(m pcommon.Map, node []index.KV) {
+	clearHolder(m)
+	m.PutStr(accelschema.AttrAllocationState, accelschema.AllocationReserved)
 	insertAll(m, node)
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/validation"
+
 	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorattributesprocessor/internal/kube"
 	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorattributesprocessor/internal/static"
 )
@@ -42,6 +44,11 @@ type Config struct {
 	// PodLabels are copied as k8s.pod.label.<key>. An allowlist: every label
 	// copied multiplies series.
 	PodLabels []string `mapstructure:"pod_labels"`
+	// PlaceholderNamespaces are where schedulers run reservation pods that
+	// hold a GPU for workloads they do not name (Run:ai's runai-reservation).
+	// A device held only by such a pod is accelerator.allocation.state
+	// reserved, without the pod's team or workload.
+	PlaceholderNamespaces []string `mapstructure:"placeholder_namespaces"`
 
 	ECS    ECSConfig    `mapstructure:"ecs"`
 	Static StaticConfig `mapstructure:"static"`
@@ -113,6 +120,11 @@ func (c *Config) Validate() error {
 	for _, k := range c.PodLabels {
 		if strings.TrimSpace(k) == "" {
 			errs = append(errs, errors.New("pod_labels has an empty key"))
+		}
+	}
+	for _, ns := range c.PlaceholderNamespaces {
+		if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("placeholder_namespaces: %q is not a namespace name: %s", ns, strings.Join(msgs, "; ")))
 		}
 	}
 	if c.ECS.Enabled && c.ECS.DockerSocket == "" {

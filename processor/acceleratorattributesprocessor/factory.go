@@ -58,8 +58,9 @@ func createDefaultConfig() component.Config {
 			},
 			Infer: true,
 		},
-		ECS:    ECSConfig{DockerSocket: ecs.DefaultSocket},
-		Static: StaticConfig{ReloadInterval: 30 * time.Second},
+		PlaceholderNamespaces: []string{"runai-reservation"},
+		ECS:                   ECSConfig{DockerSocket: ecs.DefaultSocket},
+		Static:                StaticConfig{ReloadInterval: 30 * time.Second},
 	}
 }
 

@@ -170,9 +170,22 @@ func migAttrs(hwID, parent string, index, gi int, profile string, share float64)
 	}
 }
 
-// addDevice appends a device resource with device-wide gauges and, for
+// addDevice appends a device or partition resource as the receivers emit
+// it: utilization (measured for the resource), power only on a physical
+// device's own resource (no hw.parent: counted once per device), and, for
 // each pid, per-process points.
 func addDevice(md pmetric.Metrics, attrs []kv, pids ...int) pmetric.ResourceMetrics {
+	return addReadings(md, attrs, true, pids...)
+}
+
+// addMIGEnabledGPU appends the own resource of a GPU whose MIG instances
+// report their utilization themselves: the GPU carries only what is
+// counted per device.
+func addMIGEnabledGPU(md pmetric.Metrics, attrs []kv) pmetric.ResourceMetrics {
+	return addReadings(md, attrs, false)
+}
+
+func addReadings(md pmetric.Metrics, attrs []kv, utilization bool, pids ...int) pmetric.ResourceMetrics {
 	rm := md.ResourceMetrics().AppendEmpty()
 	putAttrs(rm.Resource().Attributes(), attrs)
 	sm := rm.ScopeMetrics().AppendEmpty()
@@ -186,8 +199,12 @@ func addDevice(md pmetric.Metrics, attrs []kv, pids ...int) pmetric.ResourceMetr
 		dp.SetTimestamp(ts)
 		dp.SetDoubleValue(v)
 	}
-	gauge(accelschema.MetricGPUUtilization, "1", 0.62)
-	gauge(accelschema.MetricPower, "W", 412.5)
+	if utilization {
+		gauge(accelschema.MetricGPUUtilization, "1", 0.62)
+	}
+	if strAttr(rm.Resource().Attributes(), accelschema.AttrHWParent) == "" {
+		gauge(accelschema.MetricPower, "W", 412.5)
+	}
 	if len(pids) > 0 {
 		mem := sm.Metrics().AppendEmpty()
 		mem.SetName(accelschema.MetricProcessMemoryUsage)

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/otelcol-accel/otelcol-accel/internal/accelschema"
+	"github.com/otelcol-accel/otelcol-accel/internal/accelschema/countcheck"
 	prt "github.com/otelcol-accel/otelcol-accel/internal/podresources/podresourcestest"
 )
 
@@ -108,7 +109,7 @@ func kubernetesBatch() pmetric.Metrics {
 	addDevice(md, gpuAttrs(gpu0, 0))
 	addDevice(md, gpuAttrs(gpu1, 1), 4242, 4343, 1)
 	addDevice(md, gpuAttrs(gpu2, 2))
-	addDevice(md, gpuAttrs(gpu3, 3))
+	addMIGEnabledGPU(md, gpuAttrs(gpu3, 3))
 	addDevice(md, migAttrs(migA, gpu3, 3, 1, "3g.40gb", 0.5))
 	addDevice(md, migAttrs(migB, gpu3, 3, 2, "3g.40gb", 0.5))
 	addDevice(md, gpuAttrs(gpu4, 4))
@@ -140,20 +141,32 @@ func TestKubernetesNodeGolden(t *testing.T) {
 	assert.Equal(t, "p5.48xlarge", resAttr(exclusive, accelschema.AttrHostType))
 	assert.Equal(t, "allocated", resAttr(exclusive, accelschema.AttrAllocationState))
 
+	// The time-sliced GPU: its own resource stays, with every device-wide
+	// reading and the half nobody holds; vllm and embed get a copy each
+	// with their quarter and only their own processes.
 	shared := byID[gpu1]
-	require.Len(t, shared, 3, "vllm, embed, the unallocated half")
-	assert.Equal(t, "vllm-6d4f9-abcde", resAttr(shared[1], accelschema.AttrK8sPodName))
-	assert.Equal(t, "vllm", resAttr(shared[1], accelschema.AttrK8sDeploymentName))
-	assert.Equal(t, "inference", resAttr(shared[1], accelschema.AttrWorkloadType), "the pod serves gen_ai metrics")
-	assert.Equal(t, 0.25, resAttr(shared[1], accelschema.AttrPartitionShare))
-	assert.Equal(t, "time_slicing", resAttr(shared[1], accelschema.AttrPartitionType))
-	assert.Equal(t, gpu1+"::0", resAttr(shared[1], accelschema.AttrPartitionID))
-	assert.Equal(t, gpu1, resAttr(shared[1], accelschema.AttrHWParent), "a replica's parent is its GPU")
-	assert.Equal(t, "unallocated", resAttr(shared[2], accelschema.AttrAllocationState))
-	assert.Equal(t, 0.5, resAttr(shared[2], accelschema.AttrPartitionShare))
-	assert.Equal(t, []int64{4242}, pids(shared[1]), "each pod gets its own processes")
-	assert.Equal(t, []int64{4343}, pids(shared[0]))
-	assert.Equal(t, []int64{1}, pids(shared[2]), "a host process stays with the unallocated share")
+	require.Len(t, shared, 3, "the GPU's own resource, then embed's and vllm's copies")
+	device, embed, vllm := shared[0], shared[1], shared[2]
+	assert.Nil(t, resAttr(device, accelschema.AttrK8sPodName))
+	assert.Nil(t, resAttr(device, accelschema.AttrHWParent), "the device's own resource")
+	assert.Equal(t, "none", resAttr(device, accelschema.AttrPartitionType), "its identity as received")
+	assert.Equal(t, "unallocated", resAttr(device, accelschema.AttrAllocationState))
+	assert.Equal(t, 0.5, resAttr(device, accelschema.AttrPartitionShare), "what the consumers leave")
+	assert.Equal(t, "p5.48xlarge", resAttr(device, accelschema.AttrHostType))
+	assert.Equal(t, []string{accelschema.MetricGPUUtilization, accelschema.MetricPower, accelschema.MetricProcessMemoryUsage, accelschema.MetricProcessUtilization},
+		metricNames(device))
+	assert.Equal(t, []int64{1}, pids(device), "a host process stays on the device")
+	assert.Equal(t, "vllm-6d4f9-abcde", resAttr(vllm, accelschema.AttrK8sPodName))
+	assert.Equal(t, "vllm", resAttr(vllm, accelschema.AttrK8sDeploymentName))
+	assert.Equal(t, "inference", resAttr(vllm, accelschema.AttrWorkloadType), "the pod serves gen_ai metrics")
+	assert.Equal(t, 0.25, resAttr(vllm, accelschema.AttrPartitionShare))
+	assert.Equal(t, "time_slicing", resAttr(vllm, accelschema.AttrPartitionType))
+	assert.Equal(t, gpu1+"::0", resAttr(vllm, accelschema.AttrPartitionID))
+	assert.Equal(t, gpu1, resAttr(vllm, accelschema.AttrHWParent), "a copy's parent is its GPU")
+	assert.Equal(t, []string{accelschema.MetricProcessMemoryUsage, accelschema.MetricProcessUtilization}, metricNames(vllm),
+		"only what was measured for the pod")
+	assert.Equal(t, []int64{4242}, pids(vllm), "each pod gets its own processes")
+	assert.Equal(t, []int64{4343}, pids(embed))
 
 	assert.Equal(t, "unallocated", resAttr(byID[gpu2][0], accelschema.AttrAllocationState))
 	assert.Equal(t, "allocated", resAttr(byID[gpu3][0], accelschema.AttrAllocationState), "MIG-enabled GPU with a held instance")
@@ -163,12 +176,21 @@ func TestKubernetesNodeGolden(t *testing.T) {
 	assert.Equal(t, 0.5, resAttr(byID[migA][0], accelschema.AttrPartitionShare))
 	assert.Equal(t, "unallocated", resAttr(byID[migB][0], accelschema.AttrAllocationState))
 
+	// The DRA claim shared by etl-a and etl-b holds all of gpu4: the GPU's
+	// own resource keeps its readings at share 0.
 	dra := byID[gpu4]
-	require.Len(t, dra, 2)
-	assert.Equal(t, "dra", resAttr(dra[0], accelschema.AttrPartitionType))
-	assert.Equal(t, 0.5, resAttr(dra[0], accelschema.AttrPartitionShare))
-	assert.Equal(t, "etl-shared-gpu", resAttr(dra[0], accelschema.AttrDRAClaimName))
-	assert.Equal(t, "etl", resAttr(dra[0], accelschema.AttrK8sCronJobName))
+	require.Len(t, dra, 3)
+	assert.Equal(t, 0.0, resAttr(dra[0], accelschema.AttrPartitionShare))
+	assert.Equal(t, "allocated", resAttr(dra[0], accelschema.AttrAllocationState))
+	assert.Nil(t, resAttr(dra[0], accelschema.AttrDRAClaimName))
+	for _, c := range dra[1:] {
+		assert.Equal(t, "dra", resAttr(c, accelschema.AttrPartitionType))
+		assert.Equal(t, 0.5, resAttr(c, accelschema.AttrPartitionShare))
+		assert.Equal(t, "etl-shared-gpu", resAttr(c, accelschema.AttrDRAClaimName))
+		assert.Equal(t, "etl", resAttr(c, accelschema.AttrK8sCronJobName))
+		assert.Equal(t, gpu4, resAttr(c, accelschema.AttrHWParent))
+		assert.Empty(t, metricNames(c), "no process of theirs was measured")
+	}
 
 	inference := byID[""][0]
 	assert.Equal(t, "search", resAttr(inference, accelschema.AttrTeam))
@@ -191,6 +213,7 @@ func TestKubernetesNodeGolden(t *testing.T) {
 	for id, s := range sums {
 		assert.LessOrEqual(t, s, 1.0+1e-9, id)
 	}
+	assert.Empty(t, countcheck.Violations(got))
 	assert.Equal(t, "ok", statusName(h.host))
 }
 
@@ -210,20 +233,36 @@ func compareGolden(t *testing.T, name string, got pmetric.Metrics) {
 		pmetrictest.IgnoreTimestamp())) // the writer normalises timestamps
 }
 
+// pids are the process.pid of the resource's per-process memory points.
 func pids(rm pmetric.ResourceMetrics) []int64 {
 	var out []int64
-	ms := rm.ScopeMetrics().At(0).Metrics()
-	for i := 0; i < ms.Len(); i++ {
-		if ms.At(i).Name() != accelschema.MetricProcessMemoryUsage {
-			continue
+	forEachMetric(rm, func(m pmetric.Metric) {
+		if m.Name() != accelschema.MetricProcessMemoryUsage {
+			return
 		}
-		dps := ms.At(i).Gauge().DataPoints()
+		dps := m.Gauge().DataPoints()
 		for j := 0; j < dps.Len(); j++ {
 			v, _ := dps.At(j).Attributes().Get(accelschema.AttrProcessPID)
 			out = append(out, v.Int())
 		}
-	}
+	})
 	return out
+}
+
+// metricNames lists the resource's metrics, in order.
+func metricNames(rm pmetric.ResourceMetrics) []string {
+	var out []string
+	forEachMetric(rm, func(m pmetric.Metric) { out = append(out, m.Name()) })
+	return out
+}
+
+func forEachMetric(rm pmetric.ResourceMetrics, fn func(pmetric.Metric)) {
+	for i := 0; i < rm.ScopeMetrics().Len(); i++ {
+		ms := rm.ScopeMetrics().At(i).Metrics()
+		for j := 0; j < ms.Len(); j++ {
+			fn(ms.At(j))
+		}
+	}
 }
 
 func underscore(uid string) string {

@@ -11,8 +11,9 @@ import (
 
 // processLogs enriches the resources of health events in place. A record
 // about a shared device is not copied per holder (an XID is one event, and
-// copying it would count it once per pod): it gets the node, the allocation
-// state, and the holder only when there is exactly one.
+// copying it would count it once per pod): it describes the device, as the
+// device's own metrics resource does — the node and the device's
+// allocation state (devicePart), no holder.
 func (p *attributesProcessor) processLogs(_ context.Context, ld plog.Logs) (plog.Logs, error) {
 	ix := p.idx.Load()
 	rls := ld.ResourceLogs()
@@ -24,9 +25,15 @@ func (p *attributesProcessor) processLogs(_ context.Context, ld plog.Logs) (plog
 			continue
 		}
 		e, outcome := ix.Lookup(id)
+		if outcome == index.Unknown {
+			if claim, ok := claimHint(ix, attrs); ok {
+				e, outcome = claim, index.Held
+			}
+		}
 		if outcome == index.Held && e.Shared() {
+			_, state := devicePart(e)
 			clearHolder(attrs)
-			attrs.PutStr(accelschema.AttrAllocationState, accelschema.AllocationAllocated)
+			attrs.PutStr(accelschema.AttrAllocationState, state)
 			insertAll(attrs, ix.NodeAttrs)
 			continue
 		}

@@ -2,29 +2,28 @@ package acceleratorattributesprocessor
 
 import (
 	"context"
-	"errors"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.uber.org/zap"
 
 	"github.com/otelcol-accel/otelcol-accel/internal/accelschema"
-	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorattributesprocessor/internal/cgroup"
 	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorattributesprocessor/internal/index"
 )
 
-// processMetrics enriches device resources in place, or replaces a shared
-// device's resource with one copy per holder (plus the unallocated rest),
-// and gives inference resources their pod's team and workload. The work is
-// per resource: data points are only touched when a shared device's
-// resource is copied.
+// processMetrics enriches device resources in place, or, for a shared
+// device, keeps the device's resource and adds one copy per consumer
+// (splitShared), and gives inference resources their pod's team and
+// workload. The work is per resource: data points are only touched on a
+// shared device, and only those measured per process or per pod.
 func (p *attributesProcessor) processMetrics(_ context.Context, md pmetric.Metrics) (pmetric.Metrics, error) {
 	rms := md.ResourceMetrics()
 	p.learn(rms)
 	fitMIGShares(rms)
 	ix := p.idx.Load()
+	// Copies are appended after the batch's own resources: only those are
+	// visited.
 	n := rms.Len()
-	var replaced []bool
 	var unplaced unplacedMIG
 	pigeonhole := ix.UnplacedMIG() > 0
 	for i := 0; i < n; i++ {
@@ -36,12 +35,14 @@ func (p *attributesProcessor) processMetrics(_ context.Context, md pmetric.Metri
 			continue
 		}
 		e, outcome := ix.Lookup(id)
-		if outcome == index.Held && e.Shared() {
-			p.split(rms, rm, e, ix)
-			if replaced == nil {
-				replaced = make([]bool, n)
+		if outcome == index.Unknown {
+			if claim, ok := claimHint(ix, attrs); ok {
+				p.requestRefresh(id.HWID) // the sources may resolve it next time
+				e, outcome = claim, index.Held
 			}
-			replaced[i] = true
+		}
+		if outcome == index.Held && e.Shared() {
+			p.splitShared(rms, rm, e, ix)
 			continue
 		}
 		p.enrichDevice(ix, attrs, id, e, outcome)
@@ -50,14 +51,6 @@ func (p *attributesProcessor) processMetrics(_ context.Context, md pmetric.Metri
 		}
 	}
 	unplaced.settle(ix)
-	if replaced != nil {
-		i := 0
-		rms.RemoveIf(func(pmetric.ResourceMetrics) bool {
-			drop := i < n && replaced[i]
-			i++
-			return drop
-		})
-	}
 	return md, nil
 }
 
@@ -66,7 +59,11 @@ func (p *attributesProcessor) processMetrics(_ context.Context, md pmetric.Metri
 func (p *attributesProcessor) enrichDevice(ix *index.Index, attrs pcommon.Map, id index.Identity, e *index.Entry, outcome index.Outcome) {
 	switch outcome {
 	case index.Held:
-		applyCopy(attrs, &e.Copies[0], baseShare(attrs), ix.NodeAttrs)
+		if c := &e.Copies[0]; c.Consumer.Placeholder {
+			markReserved(attrs, ix.NodeAttrs)
+		} else {
+			applyHolder(attrs, c, baseShare(attrs), ix.NodeAttrs)
+		}
 	case index.Unallocated:
 		clearHolder(attrs)
 		attrs.PutStr(accelschema.AttrAllocationState, accelschema.AllocationUnallocated)
@@ -93,6 +90,10 @@ func (p *attributesProcessor) useHints(ix *index.Index, attrs pcommon.Map) {
 		return
 	}
 	if pod, ok := ix.PodByName(ns, name); ok {
+		if pod.Placeholder {
+			markReserved(attrs, ix.NodeAttrs)
+			return
+		}
 		container := strAttr(attrs, accelschema.AttrK8sContainerName)
 		clearHolder(attrs)
 		putAll(attrs, pod.Attrs)
@@ -133,204 +134,20 @@ func (p *attributesProcessor) enrichPodResource(ix *index.Index, attrs pcommon.M
 	insertAll(attrs, ix.NodeAttrs)
 }
 
-// split replaces a shared device's resource with one copy per holding.
-// Device-wide metrics go to every copy; data points that carry process.pid
-// go only to the copy of the pod (or ECS container) that owns the process.
-func (p *attributesProcessor) split(rms pmetric.ResourceMetricsSlice, orig pmetric.ResourceMetrics, e *index.Entry, ix *index.Index) {
-	base := baseShare(orig.Resource().Attributes())
-	out := make([]pmetric.ResourceMetrics, len(e.Copies))
-	remainder := -1
-	for i := range e.Copies {
-		c := &e.Copies[i]
-		out[i] = newCopy(rms, orig)
-		applyCopy(out[i].Resource().Attributes(), c, base, ix.NodeAttrs)
-		if c.Consumer == nil {
-			remainder = i
-		}
+// claimHint finds the holders of the DRA claim dcgm-exporter names on a
+// device (accelerator.dra.claim.namespace/name, and the result's
+// driver/pool/device) when the processor's own sources cannot say who
+// holds the device (no ResourceSlice for it yet, DRA watches off): the
+// claim's pods on this node, as the index knows them, are used as a pod
+// hint's pod is.
+func claimHint(ix *index.Index, attrs pcommon.Map) (*index.Entry, bool) {
+	ns, name := strAttr(attrs, accelschema.AttrDRAClaimNamespace), strAttr(attrs, accelschema.AttrDRAClaimName)
+	if ns == "" || name == "" {
+		return nil, false
 	}
-	r := router{p: p, e: e, rms: rms, orig: orig, remainder: remainder, node: ix.NodeAttrs}
-	sms := orig.ScopeMetrics()
-	for s := 0; s < sms.Len(); s++ {
-		sm := sms.At(s)
-		dst := make([]pmetric.ScopeMetrics, len(out))
-		for i := range out {
-			dst[i] = out[i].ScopeMetrics().AppendEmpty()
-			dst[i].SetSchemaUrl(sm.SchemaUrl())
-			sm.Scope().CopyTo(dst[i].Scope())
-		}
-		ms := sm.Metrics()
-		for j := 0; j < ms.Len(); j++ {
-			m := ms.At(j)
-			if isPerProcess(m) {
-				r.route(m, sm, dst)
-				continue
-			}
-			last := len(dst) - 1
-			for i := 0; i < last; i++ {
-				m.CopyTo(dst[i].Metrics().AppendEmpty())
-			}
-			// The original is dropped after the split: the last copy takes it.
-			m.MoveTo(dst[last].Metrics().AppendEmpty())
-		}
+	device := ""
+	if driver, pool, dev := strAttr(attrs, accelschema.AttrDRADriver), strAttr(attrs, accelschema.AttrDRAPool), strAttr(attrs, accelschema.AttrDRADevice); driver != "" && pool != "" && dev != "" {
+		device = driver + "/" + pool + "/" + dev
 	}
-}
-
-func newCopy(rms pmetric.ResourceMetricsSlice, orig pmetric.ResourceMetrics) pmetric.ResourceMetrics {
-	c := rms.AppendEmpty()
-	c.SetSchemaUrl(orig.SchemaUrl())
-	orig.Resource().CopyTo(c.Resource())
-	return c
-}
-
-// isPerProcess: a gauge or sum whose points carry process.pid.
-func isPerProcess(m pmetric.Metric) bool {
-	var dps pmetric.NumberDataPointSlice
-	switch m.Type() {
-	case pmetric.MetricTypeGauge:
-		dps = m.Gauge().DataPoints()
-	case pmetric.MetricTypeSum:
-		dps = m.Sum().DataPoints()
-	default:
-		return false
-	}
-	if dps.Len() == 0 {
-		return false
-	}
-	_, ok := dps.At(0).Attributes().Get(accelschema.AttrProcessPID)
-	return ok
-}
-
-// router sends per-process points to their owner's copy.
-type router struct {
-	p         *attributesProcessor
-	e         *index.Entry
-	rms       pmetric.ResourceMetricsSlice
-	orig      pmetric.ResourceMetrics
-	remainder int
-	node      []index.KV
-
-	unattributed   pmetric.ResourceMetrics
-	unattributedSM map[int]pmetric.ScopeMetrics
-	hasUnattr      bool
-}
-
-func (r *router) route(m pmetric.Metric, sm pmetric.ScopeMetrics, dst []pmetric.ScopeMetrics) {
-	var dps pmetric.NumberDataPointSlice
-	if m.Type() == pmetric.MetricTypeGauge {
-		dps = m.Gauge().DataPoints()
-	} else {
-		dps = m.Sum().DataPoints()
-	}
-	targets := make(map[int]pmetric.NumberDataPointSlice, 2)
-	target := func(i int, scope pmetric.ScopeMetrics) pmetric.NumberDataPointSlice {
-		if t, ok := targets[i]; ok {
-			return t
-		}
-		nm := scope.Metrics().AppendEmpty()
-		nm.SetName(m.Name())
-		nm.SetDescription(m.Description())
-		nm.SetUnit(m.Unit())
-		m.Metadata().CopyTo(nm.Metadata())
-		var t pmetric.NumberDataPointSlice
-		if m.Type() == pmetric.MetricTypeGauge {
-			t = nm.SetEmptyGauge().DataPoints()
-		} else {
-			s := nm.SetEmptySum()
-			s.SetIsMonotonic(m.Sum().IsMonotonic())
-			s.SetAggregationTemporality(m.Sum().AggregationTemporality())
-			t = s.DataPoints()
-		}
-		targets[i] = t
-		return t
-	}
-	for k := 0; k < dps.Len(); k++ {
-		dp := dps.At(k)
-		i := r.owner(dp)
-		var to pmetric.NumberDataPointSlice
-		switch {
-		case i >= 0:
-			to = target(i, dst[i])
-		case r.remainder >= 0:
-			to = target(r.remainder, dst[r.remainder])
-		default:
-			to = target(-1, r.unattributedScope(sm))
-		}
-		dp.CopyTo(to.AppendEmpty())
-	}
-}
-
-// owner finds the copy whose holder runs the point's process, -1 if none.
-func (r *router) owner(dp pmetric.NumberDataPoint) int {
-	v, ok := dp.Attributes().Get(accelschema.AttrProcessPID)
-	if !ok {
-		return -1
-	}
-	pid := v.Int()
-	if v.Type() == pcommon.ValueTypeStr {
-		pid = int64(intAttr(dp.Attributes(), accelschema.AttrProcessPID))
-	}
-	o, err := r.p.pids.Lookup(pid)
-	if err != nil {
-		if errors.Is(err, cgroup.ErrNoProcess) {
-			r.p.rl.Warn("pid-missing", "accelerator_attributes: cannot read a GPU process's cgroup; per-process data stays with the device's unattributed share. "+
-				"Run the collector with hostPID: true, or mount the host's /proc and set proc_root", zap.Error(err))
-		} else {
-			r.p.rl.Warn("pid-cgroup", "accelerator_attributes: malformed cgroup file", zap.Error(err))
-		}
-		return -1
-	}
-	fallback := -1
-	for i, c := range r.e.Copies {
-		if c.Consumer == nil {
-			continue
-		}
-		if o.ContainerID != "" {
-			for _, cid := range c.Consumer.ContainerIDs {
-				if cid == o.ContainerID {
-					return i
-				}
-			}
-		}
-		if fallback < 0 && o.PodUID != "" && c.Consumer.PodUID == o.PodUID {
-			fallback = i
-		}
-	}
-	return fallback
-}
-
-// unattributedScope is where per-process points of processes that hold
-// none of the device's shares go (an MPS server, a monitoring agent with
-// all GPUs visible) when every share is held: a copy with the device's
-// identity, no holder, state allocated and share 0, so nothing is lost and
-// nothing is paid twice.
-func (r *router) unattributedScope(sm pmetric.ScopeMetrics) pmetric.ScopeMetrics {
-	if !r.hasUnattr {
-		r.unattributed = newCopy(r.rms, r.orig)
-		attrs := r.unattributed.Resource().Attributes()
-		clearHolder(attrs)
-		attrs.PutStr(accelschema.AttrAllocationState, accelschema.AllocationAllocated)
-		attrs.PutDouble(accelschema.AttrPartitionShare, 0)
-		insertAll(attrs, r.node)
-		r.unattributedSM = map[int]pmetric.ScopeMetrics{}
-		r.hasUnattr = true
-	}
-	key := scopeKey(r.orig, sm)
-	if s, ok := r.unattributedSM[key]; ok {
-		return s
-	}
-	s := r.unattributed.ScopeMetrics().AppendEmpty()
-	s.SetSchemaUrl(sm.SchemaUrl())
-	sm.Scope().CopyTo(s.Scope())
-	r.unattributedSM[key] = s
-	return s
-}
-
-func scopeKey(rm pmetric.ResourceMetrics, sm pmetric.ScopeMetrics) int {
-	sms := rm.ScopeMetrics()
-	for i := 0; i < sms.Len(); i++ {
-		if sms.At(i) == sm {
-			return i
-		}
-	}
-	return -1
+	return ix.ClaimHolders(ns, name, device)
 }

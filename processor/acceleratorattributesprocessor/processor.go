@@ -396,6 +396,8 @@ func (p *attributesProcessor) rebuild() {
 		MIG:            p.mig,
 		Workload:       p.workloadConfig(),
 		InferencePods:  p.infer.snapshot(),
+
+		PlaceholderNamespaces: p.cfg.PlaceholderNamespaces,
 	}
 	if p.kw != nil {
 		snap := p.kw.Snapshot()
@@ -407,6 +409,11 @@ func (p *attributesProcessor) rebuild() {
 	for pod, v := range ix.InvalidWorkloadTypes {
 		p.rl.Warn("workload-type/"+pod, "accelerator_attributes: workload type label is not one of training, inference, batch, interactive, unknown; the pod counts as unknown",
 			zap.String("pod", pod), zap.String("value", v))
+	}
+	for _, sp := range ix.SliceProblems {
+		p.rl.Error("dra-slice/"+sp.Slice+"/"+sp.Device, "accelerator_attributes: ResourceSlice device cannot be tied to a GPU; claims on it stay unattributed",
+			zap.String("resourceslice", sp.Slice), zap.String("driver", sp.Driver), zap.String("pool", sp.Pool),
+			zap.String("device", sp.Device), zap.String("problem", sp.Reason))
 	}
 	if live := ix.Stats.Pods; live > 0 {
 		p.infer.retain(ix)

@@ -25,6 +25,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/otelcol-accel/otelcol-accel/internal/accelschema"
+	"github.com/otelcol-accel/otelcol-accel/internal/accelschema/countcheck"
 	prt "github.com/otelcol-accel/otelcol-accel/internal/podresources/podresourcestest"
 	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorattributesprocessor/internal/ecs/dockertest"
 	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorattributesprocessor/internal/nvmlmig"
@@ -193,7 +194,7 @@ func TestECSMPSWithPerProcessData(t *testing.T) {
 
 	byID := resourcesByID(got)["GPU-8f3c2a5e-1d2b-4c3d-9e8f-0a1b2c3d4e5f"]
 	require.Len(t, byID, 3)
-	vllm, embed, rest := byID[0], byID[1], byID[2]
+	rest, vllm, embed := byID[0], byID[1], byID[2]
 	assert.Equal(t, "vllm", resAttr(vllm, accelschema.AttrContainerName))
 	assert.Equal(t, "llm-serve", resAttr(vllm, accelschema.AttrECSTaskFamily))
 	assert.Equal(t, "search", resAttr(vllm, accelschema.AttrTeam))
@@ -202,14 +203,20 @@ func TestECSMPSWithPerProcessData(t *testing.T) {
 	assert.Equal(t, []int64{7001}, pids(vllm))
 	assert.Equal(t, 0.25, resAttr(embed, accelschema.AttrPartitionShare))
 	assert.Empty(t, pids(embed))
-	assert.Equal(t, "unallocated", resAttr(rest, accelschema.AttrAllocationState))
+	assert.Equal(t, "unallocated", resAttr(rest, accelschema.AttrAllocationState), "the GPU's own resource: the quarter nobody holds")
+	assert.Equal(t, 0.25, resAttr(rest, accelschema.AttrPartitionShare))
+	assert.Nil(t, resAttr(rest, accelschema.AttrHWParent))
 	assert.Equal(t, []int64{7002}, pids(rest), "a container that holds no share of this GPU")
+	assert.Empty(t, countcheck.Violations(got))
 
-	// Index 3 of the second container (NVIDIA_VISIBLE_DEVICES=…, 3).
+	// Index 3 of the second container (NVIDIA_VISIBLE_DEVICES=…, 3), a
+	// quarter of it through MPS: the GPU's own resource keeps the rest.
 	md = pmetric.NewMetrics()
 	addDevice(md, gpuAttrs(gpu2, 3))
 	got = h.process(md)
-	assert.Equal(t, "embed", resAttr(got.ResourceMetrics().At(0), accelschema.AttrContainerName))
+	require.Equal(t, 2, got.ResourceMetrics().Len())
+	assert.Equal(t, 0.75, resAttr(got.ResourceMetrics().At(0), accelschema.AttrPartitionShare))
+	assert.Equal(t, "embed", resAttr(got.ResourceMetrics().At(1), accelschema.AttrContainerName))
 }
 
 func ecsFixtures(t *testing.T) ([]map[string]any, map[string]json.RawMessage) {
@@ -381,7 +388,11 @@ func TestUnknownDeviceTriggersRefresh(t *testing.T) {
 	}, 10*time.Second, 20*time.Millisecond)
 }
 
-func TestEveryShareHeldUnattributedProcessKeptAtZeroShare(t *testing.T) {
+// When every share is held, the GPU's own resource stands for nothing
+// (share 0) but still carries the device's readings and the processes of
+// no consumer (an MPS server, a pid that ended): nothing is lost, nothing
+// is paid twice.
+func TestProcessesOfNoConsumerStayOnTheDevice(t *testing.T) {
 	h := newHarness(t, ownedPod("a", "p1", vllmUID, "", "", nil), ownedPod("a", "p2", embedUID, "", "", nil))
 	h.kubelet.SetPods(
 		prt.Pod("a", "p1", prt.Container("c", prt.Devices("nvidia.com/gpu", gpu0+"::0"))),
@@ -391,15 +402,20 @@ func TestEveryShareHeldUnattributedProcessKeptAtZeroShare(t *testing.T) {
 	h.start()
 	md := pmetric.NewMetrics()
 	addDevice(md, gpuAttrs(gpu0, 0), 10, 11, 12) // 12: no such process
-	out := resourcesByID(h.process(md))[gpu0]
+	got := h.process(md)
+	out := resourcesByID(got)[gpu0]
 	require.Len(t, out, 3)
-	assert.Equal(t, 0.5, resAttr(out[0], accelschema.AttrPartitionShare))
-	assert.Equal(t, []int64{10}, pids(out[0]))
-	assert.Empty(t, pids(out[1]))
-	assert.Equal(t, 0.0, resAttr(out[2], accelschema.AttrPartitionShare))
-	assert.Equal(t, []int64{11, 12}, pids(out[2]))
-	assert.Nil(t, resAttr(out[2], accelschema.AttrK8sPodName))
+	device, p1, p2 := out[0], out[1], out[2]
+	assert.Equal(t, 0.0, resAttr(device, accelschema.AttrPartitionShare))
+	assert.Equal(t, "allocated", resAttr(device, accelschema.AttrAllocationState))
+	assert.Nil(t, resAttr(device, accelschema.AttrK8sPodName))
+	assert.Equal(t, []int64{11, 12}, pids(device))
+	assert.Contains(t, metricNames(device), accelschema.MetricPower)
+	assert.Equal(t, 0.5, resAttr(p1, accelschema.AttrPartitionShare))
+	assert.Equal(t, []int64{10}, pids(p1))
+	assert.Empty(t, pids(p2))
 	assert.Len(t, h.logs.FilterMessageSnippet("cannot read a GPU process's cgroup").All(), 1)
+	assert.Empty(t, countcheck.Violations(got))
 }
 
 func TestLogsEnrichedInPlace(t *testing.T) {
