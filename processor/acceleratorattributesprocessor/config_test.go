@@ -41,6 +41,7 @@ func TestDefaultConfig(t *testing.T) {
 	assert.Equal(t, []string{"team", "otelcol-accel.io/team"}, cfg.Team.Labels)
 	assert.True(t, cfg.WorkloadType.Infer)
 	assert.False(t, cfg.ECS.Enabled)
+	assert.Equal(t, []string{"runai-reservation"}, cfg.PlaceholderNamespaces)
 	assert.NoError(t, confmap.Validate(cfg))
 }
 
@@ -54,6 +55,7 @@ func TestLoadConfig(t *testing.T) {
 	assert.Equal(t, "/host/proc", cfg.ProcRoot)
 	assert.Equal(t, []string{"example.com/owner-team"}, cfg.Team.Annotations)
 	assert.Equal(t, []string{"app", "version"}, cfg.PodLabels)
+	assert.Equal(t, []string{"runai-reservation", "kai-reservation"}, cfg.PlaceholderNamespaces)
 	assert.False(t, cfg.WorkloadType.Infer)
 	assert.True(t, cfg.ECS.Enabled)
 	assert.Equal(t, time.Minute, cfg.Static.ReloadInterval)
@@ -68,7 +70,8 @@ func TestInvalidConfigsSayWhatToChange(t *testing.T) {
 		"nothing":    {"no source is enabled"},
 		"bad_static": {"static.file: testdata/broken_mapping.yaml:5: unknown key \"tema\""},
 		"bad_misc": {"refresh_interval 100ms is below 1s", `proc_root "proc" must be an absolute path`, `mig_lookup "dcgm"`,
-			"pod_labels has an empty key", "ecs.docker_socket is empty", "static.reload_interval -1s is negative"},
+			"pod_labels has an empty key", "ecs.docker_socket is empty", "static.reload_interval -1s is negative",
+			`placeholder_namespaces: "" is not a namespace name`, `placeholder_namespaces: "Runai_Reservation" is not a namespace name`},
 	}
 	for name, wants := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -178,10 +178,11 @@ func addDevice(md pmetric.Metrics, attrs []kv, pids ...int) pmetric.ResourceMetr
 	return addReadings(md, attrs, true, pids...)
 }
 
-// addMIGEnabledGPU appends the own resource of a GPU whose MIG instances
-// report their utilization themselves: the GPU carries only what is
-// counted per device.
-func addMIGEnabledGPU(md pmetric.Metrics, attrs []kv) pmetric.ResourceMetrics {
+// addDeviceReadings appends the own resource of a GPU whose utilization is
+// reported by its MIG instances, or per pod (the dcgm receiver's
+// per_pod_usage emits no total beside the pods' points): it carries only
+// what is counted per device.
+func addDeviceReadings(md pmetric.Metrics, attrs []kv) pmetric.ResourceMetrics {
 	return addReadings(md, attrs, false)
 }
 

@@ -109,7 +109,7 @@ func kubernetesBatch() pmetric.Metrics {
 	addDevice(md, gpuAttrs(gpu0, 0))
 	addDevice(md, gpuAttrs(gpu1, 1), 4242, 4343, 1)
 	addDevice(md, gpuAttrs(gpu2, 2))
-	addMIGEnabledGPU(md, gpuAttrs(gpu3, 3))
+	addDeviceReadings(md, gpuAttrs(gpu3, 3))
 	addDevice(md, migAttrs(migA, gpu3, 3, 1, "3g.40gb", 0.5))
 	addDevice(md, migAttrs(migB, gpu3, 3, 2, "3g.40gb", 0.5))
 	addDevice(md, gpuAttrs(gpu4, 4))
