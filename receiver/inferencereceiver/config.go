@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/config/configtls"
+	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 	"k8s.io/apimachinery/pkg/labels"
 
@@ -42,7 +43,8 @@ type Config struct {
 
 	// ScrapeTimeout bounds the scrape of each target that sets no timeout
 	// of its own. Targets are scraped in parallel; one slow target never
-	// holds up the others.
+	// holds up the others. Left unset, it is 5s, or collection_interval
+	// when that is shorter.
 	ScrapeTimeout time.Duration `mapstructure:"scrape_timeout"`
 	// TLS applies to https endpoints.
 	TLS configtls.ClientConfig `mapstructure:"tls"`
@@ -137,6 +139,22 @@ func createDefaultConfig() *Config {
 	}
 }
 
+var _ confmap.Unmarshaler = (*Config)(nil)
+
+// Unmarshal fits an unset scrape_timeout to a collection_interval shorter
+// than its default, as Prometheus does with scrape intervals, so that a fast
+// interval needs no second setting; a scrape_timeout that was set is kept as
+// it is and checked by Validate.
+func (cfg *Config) Unmarshal(conf *confmap.Conf) error {
+	if err := conf.Unmarshal(cfg); err != nil {
+		return err
+	}
+	if !conf.IsSet("scrape_timeout") && cfg.CollectionInterval > 0 && cfg.ScrapeTimeout > cfg.CollectionInterval {
+		cfg.ScrapeTimeout = cfg.CollectionInterval
+	}
+	return nil
+}
+
 func validServer(s string) bool { return s == ServerAuto || normalize.Known(s) }
 
 var serverChoices = strings.Join(append(append([]string(nil), normalize.Kinds...), ServerAuto), ", ")
@@ -151,7 +169,7 @@ func (cfg *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("scrape_timeout must be positive, got %s", cfg.ScrapeTimeout))
 	}
 	if cfg.CollectionInterval > 0 && cfg.ScrapeTimeout > cfg.CollectionInterval {
-		errs = append(errs, fmt.Errorf("scrape_timeout (%s) is longer than collection_interval (%s): scrapes would overlap", cfg.ScrapeTimeout, cfg.CollectionInterval))
+		errs = append(errs, fmt.Errorf("scrape_timeout (%s) is longer than collection_interval (%s): scrapes would overlap; shorten scrape_timeout, or leave it unset to follow the interval", cfg.ScrapeTimeout, cfg.CollectionInterval))
 	}
 	if cfg.MaxResponseBytes <= 0 {
 		errs = append(errs, fmt.Errorf("max_response_bytes must be positive, got %d", cfg.MaxResponseBytes))

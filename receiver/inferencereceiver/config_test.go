@@ -83,6 +83,33 @@ func TestDiscoveryOnlyConfig(t *testing.T) {
 	assert.Equal(t, 15*time.Second, cfg.CollectionInterval)
 }
 
+// An unset scrape_timeout follows a collection_interval shorter than its
+// default, as Prometheus does; one that is set is kept, and refused when it
+// is longer than the interval.
+func TestScrapeTimeoutFollowsShortInterval(t *testing.T) {
+	tests := map[string]struct {
+		want    time.Duration
+		wantErr string
+	}{
+		"fast":                     {want: time.Second},
+		"fast_short_timeout":       {want: 500 * time.Millisecond},
+		"fast_default_timeout_set": {wantErr: "scrape_timeout (5s) is longer than collection_interval (1s): scrapes would overlap; shorten scrape_timeout, or leave it unset to follow the interval"},
+		"discovery":                {want: defaultScrapeTimeout},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			cfg, err := loadConfig(t, name)
+			if tt.wantErr != "" {
+				require.Error(t, err)
+				assert.ErrorContains(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, cfg.ScrapeTimeout)
+		})
+	}
+}
+
 func TestInvalidConfigs(t *testing.T) {
 	tests := map[string][]string{
 		"nothing": {"no inference servers to scrape: list targets, or set discovery.enabled to find them among this node's pods"},
