@@ -23,6 +23,7 @@ func TestGoldenPerServer(t *testing.T) {
 		{fixture: "vllm_v0", server: normalize.VLLM},
 		{fixture: "vllm_custom_buckets", server: normalize.VLLM},
 		{fixture: "sglang", server: normalize.SGLang},
+		{fixture: "sglang_legacy", server: normalize.SGLang},
 		{fixture: "triton", server: normalize.Triton},
 		{fixture: "tgi", server: normalize.TGI, model: "HuggingFaceH4/zephyr-7b-beta"},
 		{fixture: "nim", server: normalize.NIM},

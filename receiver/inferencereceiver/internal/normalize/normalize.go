@@ -1,7 +1,8 @@
 // Package normalize maps the metrics of LLM inference servers (vLLM V1/V0,
-// SGLang, Triton, TGI, NIM) onto the accelerator schema's gen_ai.server.*
-// metrics: one point per (model, metric, attribute, source series), in
-// schema units, histograms with the source's own bucket bounds.
+// SGLang before and after its renames, Triton, TGI, NIM) onto the
+// accelerator schema's gen_ai.server.* metrics: one point per (model,
+// metric, attribute, source series), in schema units, histograms with the
+// source's own bucket bounds.
 //
 // It is a pure function of one scrape; start times, resets and aggregation
 // across source series are the cumulative package's job.
@@ -135,15 +136,21 @@ func Normalize(kind string, samples []promtext.Sample, defaultModel string) Resu
 		if len(bindings) == 0 {
 			continue
 		}
-		res.Matched++
+		dialect := idx.dialectOf(s)
+		modelLabel := idx.modelLabels[dialect]
 		model := defaultModel
-		if idx.modelLabel != "" {
-			if m, ok := s.Label(idx.modelLabel); ok && m != "" {
+		if modelLabel != "" {
+			if m, ok := s.Label(modelLabel); ok && m != "" {
 				model = m
 			}
 		}
+		matched := false
 		for bi := range bindings {
 			b := &bindings[bi]
+			if b.dialect != dialect {
+				continue
+			}
+			matched = true
 			attr := b.out.attrValue
 			if b.attrLabel != "" {
 				attr, _ = s.Label(b.attrLabel)
@@ -152,7 +159,7 @@ func Normalize(kind string, samples []promtext.Sample, defaultModel string) Resu
 			// allocated only for a series seen for the first time.
 			keyBuf = appendLookupKey(keyBuf[:0], model, b, attr)
 			srcStart := len(keyBuf)
-			keyBuf = appendSourceKey(keyBuf, s.Labels, idx.modelLabel, b)
+			keyBuf = appendSourceKey(keyBuf, s.Labels, modelLabel, b)
 			a := accs[string(keyBuf)]
 			if a == nil {
 				k := string(keyBuf)
@@ -169,6 +176,9 @@ func Normalize(kind string, samples []promtext.Sample, defaultModel string) Resu
 				a.broken = true
 				res.addError(err)
 			}
+		}
+		if matched {
+			res.Matched++
 		}
 	}
 	if len(order) == 0 {

@@ -49,6 +49,7 @@ func TestDetect(t *testing.T) {
 		"vllm_v0_v1_mix.txt":      VLLM,
 		"vllm_custom_buckets.txt": VLLM,
 		"sglang.txt":              SGLang,
+		"sglang_legacy.txt":       SGLang,
 		"triton.txt":              Triton,
 		"tgi.txt":                 TGI,
 		"nim.txt":                 NIM,
@@ -289,15 +290,17 @@ func TestUnknownKind(t *testing.T) {
 func TestTablesMatchSchema(t *testing.T) {
 	kinds := map[Kind]accelschema.Instrument{KindGauge: accelschema.Gauge, KindCounter: accelschema.Counter, KindHistogram: accelschema.Histogram}
 	for _, s := range servers {
-		for _, f := range s.families {
-			def, ok := accelschema.LookupMetric(f.out.metric)
-			require.True(t, ok, f.out.metric)
-			assert.Equal(t, kinds[f.out.kind], def.Instrument, "%s %s", s.kind, f.name)
-			if f.out.attrKey != "" {
-				assert.Contains(t, def.Attributes, f.out.attrKey)
-			}
-			if f.out.attrKey == accelschema.AttrTokenType {
-				assert.True(t, accelschema.EnumTokenType.Has(f.out.attrValue))
+		for _, d := range s.dialects {
+			for _, f := range d.families {
+				def, ok := accelschema.LookupMetric(f.out.metric)
+				require.True(t, ok, f.out.metric)
+				assert.Equal(t, kinds[f.out.kind], def.Instrument, "%s %s", s.kind, f.name)
+				if f.out.attrKey != "" {
+					assert.Contains(t, def.Attributes, f.out.attrKey)
+				}
+				if f.out.attrKey == accelschema.AttrTokenType {
+					assert.True(t, accelschema.EnumTokenType.Has(f.out.attrValue))
+				}
 			}
 		}
 	}
@@ -306,7 +309,7 @@ func TestTablesMatchSchema(t *testing.T) {
 // FuzzNormalize feeds arbitrary exposition text to every server kind's
 // normalizer and checks the points are well-formed.
 func FuzzNormalize(f *testing.F) {
-	for _, name := range []string{"vllm_v1.txt", "sglang.txt", "triton.txt", "tgi.txt", "nim.txt"} {
+	for _, name := range []string{"vllm_v1.txt", "sglang.txt", "sglang_legacy.txt", "triton.txt", "tgi.txt", "nim.txt"} {
 		b, err := os.ReadFile(filepath.Join("..", "..", "testdata", name))
 		if err != nil {
 			f.Fatal(err)

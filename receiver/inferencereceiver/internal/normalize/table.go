@@ -157,6 +157,17 @@ func (f family) sum() family                  { f.feeds = partSum; return f }
 // server describes one server kind's exposition.
 type server struct {
 	kind string
+	// dialects are the generations of the kind's exposition, current
+	// first. Most kinds have one.
+	dialects []dialect
+}
+
+// dialect is one generation of a server's metric names, told apart from the
+// others by the label that carries the model: each sample is read by the
+// first dialect whose model label it has (by the first dialect when it has
+// none of them), so two generations can give one family name different
+// meanings (SGLang's cache_hit_rate, a percentage before the renames).
+type dialect struct {
 	// prefixes are tried in order; a family under a later prefix ranks
 	// after the same family under an earlier one, so a server exposing
 	// both spellings is not counted twice.
@@ -199,78 +210,68 @@ var vllmFamilies = []family{
 
 var servers = []server{
 	{
-		kind:       VLLM,
-		prefixes:   []string{"vllm:", "ray_vllm:"},
-		modelLabel: "model_name",
-		families:   vllmFamilies,
+		kind: VLLM,
+		dialects: []dialect{{
+			prefixes:   []string{"vllm:", "ray_vllm:"},
+			modelLabel: "model_name",
+			families:   vllmFamilies,
+		}},
 	},
 	{
-		// python/sglang/srt/metrics/collector.py, with --enable-metrics.
-		kind:       SGLang,
-		prefixes:   []string{"sglang:"},
-		modelLabel: "model_name",
-		families: []family{
-			gauge("num_running_reqs", outRunning),
-			gauge("num_queue_reqs", outWaiting),
-			gauge("token_usage", outKVCache),
-			gauge("cache_hit_rate", outHitRatio),
-			counter("prompt_tokens", tokens(accelschema.TokenInput)),
-			counter("generation_tokens", tokens(accelschema.TokenOutput)),
-			counter("cached_tokens", tokens(accelschema.TokenCached)),
-			// SGLang counts requests without an outcome.
-			counter("num_requests", outRequests),
-			histogram("time_to_first_token_seconds", outTTFT),
-			histogram("time_per_output_token_seconds", outTPOT),
-			histogram("inter_token_latency_seconds", outITL),
-			histogram("e2e_request_latency_seconds", outDuration),
-			histogram("queue_time_seconds", outQueue),
-		},
+		kind:     SGLang,
+		dialects: []dialect{sglangCurrent, sglangLegacy},
 	},
 	{
 		// Triton's per-model metrics (prometheus-cpp: counters carry no
 		// _total suffix and no _created series).
-		kind:       Triton,
-		prefixes:   []string{""},
-		modelLabel: "model",
-		families: []family{
-			gauge("nv_inference_pending_request_count", outWaiting),
-			raw("nv_inference_request_success", requests(FinishSuccess)),
-			raw("nv_inference_request_failure", requests(FinishError)).dropping("reason"),
-			// Cumulative microseconds over successful requests: a
-			// bucketless histogram keeps the mean exact.
-			raw("nv_inference_request_duration_us", outDuration).sum().per(1e6),
-			raw("nv_inference_request_success", outDuration),
-			raw("nv_inference_queue_duration_us", outQueue).sum().per(1e6),
-			raw("nv_inference_request_success", outQueue),
-			// Opt-in (histogram_latencies=true), milliseconds; for
-			// decoupled LLM backends the first response is the first token.
-			histogram("nv_inference_first_response_histogram_ms", outTTFT).per(1e3),
-		},
+		kind: Triton,
+		dialects: []dialect{{
+			prefixes:   []string{""},
+			modelLabel: "model",
+			families: []family{
+				gauge("nv_inference_pending_request_count", outWaiting),
+				raw("nv_inference_request_success", requests(FinishSuccess)),
+				raw("nv_inference_request_failure", requests(FinishError)).dropping("reason"),
+				// Cumulative microseconds over successful requests: a
+				// bucketless histogram keeps the mean exact.
+				raw("nv_inference_request_duration_us", outDuration).sum().per(1e6),
+				raw("nv_inference_request_success", outDuration),
+				raw("nv_inference_queue_duration_us", outQueue).sum().per(1e6),
+				raw("nv_inference_request_success", outQueue),
+				// Opt-in (histogram_latencies=true), milliseconds; for
+				// decoupled LLM backends the first response is the first token.
+				histogram("nv_inference_first_response_histogram_ms", outTTFT).per(1e3),
+			},
+		}},
 	},
 	{
 		// text-generation-inference router (metrics-exporter-prometheus).
-		kind:     TGI,
-		prefixes: []string{""},
-		families: []family{
-			gauge("tgi_batch_current_size", outRunning),
-			gauge("tgi_queue_size", outWaiting),
-			raw("tgi_request_success", requests(FinishSuccess)),
-			raw("tgi_request_failure", requests(FinishError)).dropping("err"),
-			// Token totals are the sums of the per-request histograms.
-			raw("tgi_request_input_length_sum", tokens(accelschema.TokenInput)),
-			raw("tgi_request_generated_tokens_sum", tokens(accelschema.TokenOutput)),
-			histogram("tgi_request_duration", outDuration),
-			histogram("tgi_request_queue_duration", outQueue),
-			// inference time / generated tokens: includes prefill.
-			histogram("tgi_request_mean_time_per_token_duration", outTPOT),
-		},
+		kind: TGI,
+		dialects: []dialect{{
+			prefixes: []string{""},
+			families: []family{
+				gauge("tgi_batch_current_size", outRunning),
+				gauge("tgi_queue_size", outWaiting),
+				raw("tgi_request_success", requests(FinishSuccess)),
+				raw("tgi_request_failure", requests(FinishError)).dropping("err"),
+				// Token totals are the sums of the per-request histograms.
+				raw("tgi_request_input_length_sum", tokens(accelschema.TokenInput)),
+				raw("tgi_request_generated_tokens_sum", tokens(accelschema.TokenOutput)),
+				histogram("tgi_request_duration", outDuration),
+				histogram("tgi_request_queue_duration", outQueue),
+				// inference time / generated tokens: includes prefill.
+				histogram("tgi_request_mean_time_per_token_duration", outTPOT),
+			},
+		}},
 	},
 	{
 		// NIM for LLMs serves vLLM's names without the prefix; newer
 		// releases add the vllm: spelling, which ranks after.
-		kind:       NIM,
-		prefixes:   []string{"", "vllm:"},
-		modelLabel: "model_name",
-		families:   vllmFamilies,
+		kind: NIM,
+		dialects: []dialect{{
+			prefixes:   []string{"", "vllm:"},
+			modelLabel: "model_name",
+			families:   vllmFamilies,
+		}},
 	},
 }

@@ -12,8 +12,13 @@ layout.
 Run from this directory: /usr/bin/python3 gen_fixtures.py
 """
 
+import glob
 import math
+import os
 import random
+import subprocess
+import sys
+import tempfile
 import time
 
 import prometheus_client
@@ -377,6 +382,92 @@ def sglang():
     write("sglang.txt", reg)
 
 
+def sglang_legacy():
+    """SGLang before its metric renames (python/sglang/srt/metrics/
+    metrics_collector.py, up to 0.3): one series per family labelled
+    name=<model>, no ranks, cache_hit_rate in percent, and new_token /
+    cached_token gauges of the last prefill batch. That version served its
+    registry from prometheus_client's multiprocess mode (its gauges declare
+    multiprocess_mode), as its documented sample shows: no _created series,
+    no runtime metrics, labels sorted (le before name). prometheus_client
+    picks that mode when it is imported, so the page is written by a child
+    process started with PROMETHEUS_MULTIPROC_DIR set."""
+    with tempfile.TemporaryDirectory() as d:
+        env = dict(os.environ, PROMETHEUS_MULTIPROC_DIR=d)
+        subprocess.run([sys.executable, os.path.abspath(__file__), "sglang_legacy_child"], env=env, check=True)
+
+
+def _sglang_legacy_child():
+    from prometheus_client import multiprocess
+
+    rng = random.Random(31)
+    model = "Qwen/Qwen2-7B-Instruct"
+    max_model_len = 32768
+    L = ["name"]
+
+    def gauge(name, help_, value, mode="sum"):
+        Gauge(name, help_, L, multiprocess_mode=mode).labels(model).set(value)
+
+    gauge("sglang:max_total_num_tokens", "Maximum total number of tokens", 161721, "min")
+    gauge("sglang:max_prefill_tokens", "Maximum prefill tokens", 16384, "min")
+    gauge("sglang:max_running_requests", "Maximum running requests", 4097, "min")
+    gauge("sglang:context_len", "Context length", max_model_len, "min")
+    gauge("sglang:num_requests_running", "Number of requests currently running on GPU", 12)
+    gauge("sglang:num_requests_waiting", "Number of requests waiting to be processed.", 3)
+    gauge("sglang:gen_throughput", "Gen token throughput (token/s)", 812.5)
+    gauge("sglang:token_usage", "Total token usage", 0.42)
+    gauge("sglang:new_seq", "Number of new sequences", 2)
+    gauge("sglang:new_token", "Number of new token", 1536)
+    gauge("sglang:cached_token", "Number of cached token", 512)
+    gauge("sglang:cache_hit_rate", "Cache hit rate", 10.61)
+    gauge("sglang:queue_req", "Number of queued requests", 4)
+
+    prompt = Counter("sglang:prompt_tokens_total", "Number of prefill tokens processed.", L)
+    gen = Counter("sglang:generation_tokens_total", "Number of generation tokens processed.", L)
+    ttft = Histogram("sglang:time_to_first_token_seconds", "Histogram of time to first token in seconds.", L,
+                     buckets=[0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5,
+                              10.0, 15.0, 20.0, 25.0, 30.0])
+    tpot = Histogram("sglang:time_per_output_token_seconds", "Histogram of time per output token in seconds.", L,
+                     buckets=[0.005, 0.01, 0.015, 0.02, 0.025, 0.03, 0.04, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5,
+                              0.75, 1.0, 2.5])
+    req_prompt = Histogram("sglang:request_prompt_tokens", "Number of prefill tokens processed", L,
+                           buckets=build_1_2_5(max_model_len))
+    req_gen = Histogram("sglang:request_generation_tokens", "Number of generation tokens processed.", L,
+                        buckets=build_1_2_5(max_model_len))
+    # Declared with finished_reason but never incremented by that version,
+    # so the page has nothing of it.
+    Counter("sglang:request_success_total", "Count of successfully processed requests.", L + ["finished_reason"])
+    e2e = Histogram("sglang:e2e_request_latency_seconds", "Histogram of End-to-end request latency in seconds", L,
+                    buckets=build_1_2_5(max_model_len))
+    waiting = Histogram("sglang:waiting_request_latency_seconds", "Histogram of request waiting time in seconds", L,
+                        buckets=build_1_2_5(max_model_len))
+    decode = Histogram("sglang:decode_request_latency_seconds", "Histogram of request decoding time in seconds", L,
+                       buckets=build_1_2_5(max_model_len))
+    for r in [Request(rng) for _ in range(48)]:
+        prompt.labels(model).inc(r.prompt)
+        gen.labels(model).inc(r.gen)
+        ttft.labels(model).observe(r.ttft)
+        for step in r.steps:
+            tpot.labels(model).observe(step)
+        req_prompt.labels(model).observe(r.prompt)
+        req_gen.labels(model).observe(r.gen)
+        e2e.labels(model).observe(r.e2e)
+        waiting.labels(model).observe(r.queue)
+        decode.labels(model).observe(r.decode)
+
+    # MultiProcessCollector reads the value files in directory order; merge
+    # them in name order instead, so the page is the same on every run.
+    files = sorted(glob.glob(os.path.join(os.environ["PROMETHEUS_MULTIPROC_DIR"], "*.db")))
+
+    class SortedMultiProcess:
+        def collect(self):
+            return multiprocess.MultiProcessCollector.merge(files, accumulate=True)
+
+    reg = CollectorRegistry()
+    reg.register(SortedMultiProcess())
+    write("sglang_legacy.txt", reg)
+
+
 def nim():
     """NIM for LLMs (/v1/metrics): vLLM's names without the prefix."""
     _now[0] = T_START
@@ -559,11 +650,15 @@ def tgi():
 
 
 if __name__ == "__main__":
+    if sys.argv[1:] == ["sglang_legacy_child"]:
+        _sglang_legacy_child()
+        sys.exit()
     vllm_v1()
     vllm_mix()
     vllm_v0()
     vllm_custom_buckets()
     sglang()
+    sglang_legacy()
     nim()
     triton()
     tgi()
