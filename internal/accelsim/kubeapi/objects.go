@@ -400,7 +400,9 @@ func semver(v string) string {
 }
 
 // resourceSlice renders the NVIDIA DRA driver's ResourceSlice of a node:
-// whole GPUs, and the MIG devices of GPUs in MIG mode.
+// whole GPUs, and the MIG devices of GPUs in MIG mode, in no particular
+// order, with versions in semver form (driverVersion 550.90.7 where NVML
+// prints 550.90.07), as the driver publishes them.
 func resourceSlice(f *fleet.Fleet, n *fleet.Node) *resourcev1.ResourceSlice {
 	m := n.Model
 	str := func(s string) resourcev1.DeviceAttribute { return resourcev1.DeviceAttribute{StringValue: ptr.To(s)} }
@@ -454,6 +456,11 @@ func resourceSlice(f *fleet.Fleet, n *fleet.Node) *resourcev1.ResourceSlice {
 			spec.Devices = append(spec.Devices, resourcev1.Device{Name: mi.DRAName(), Attributes: attrs, Capacity: capacity})
 		}
 	}
+	// The driver appends devices as it ranges over a Go map, so gpu-3 may
+	// come before gpu-0; a fixed shuffle per node keeps consumers from
+	// relying on the order and the objects reproducible.
+	order := func(d resourcev1.Device) uint64 { return detrand.Hash(f.Seed, "slice-order", n.Name, d.Name) }
+	sort.SliceStable(spec.Devices, func(i, j int) bool { return order(spec.Devices[i]) < order(spec.Devices[j]) })
 	name := fmt.Sprintf("%s-%s-%s", n.Name, fleet.DRADriverGPU, detrand.Pick(5, "bcdfghjklmnpqrstvwxz2456789", f.Seed, "slice", n.Name))
 	return &resourcev1.ResourceSlice{
 		TypeMeta:   metav1.TypeMeta{Kind: "ResourceSlice", APIVersion: "resource.k8s.io/v1"},
