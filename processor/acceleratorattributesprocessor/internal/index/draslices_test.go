@@ -255,10 +255,9 @@ func TestDRADynamicMIGHeldBeforeItHasAUUID(t *testing.T) {
 	assert.Equal(t, 1, ix.UnplacedMIG())
 	assert.True(t, ix.HoldsUnplacedMIG("ml", "notebook-1"))
 	assert.False(t, ix.HoldsUnplacedMIG("ml", "train-1"))
-	for _, id := range []Identity{
-		migAt("MIG-0d1e2f3a-4b5c-5d6e-8f70-8192a3b4c5d6", dynGPU0, 0, 11), // NVML source
-		{HWID: dynGPU0 + "/gi11", Parent: dynGPU0, Kind: accelschema.KindNvidiaGPU, GI: 11, DeviceIndex: 0, CoreIndex: -1}, // dcgm-exporter
-	} {
+	nvmlSeries := migAt("MIG-0d1e2f3a-4b5c-5d6e-8f70-8192a3b4c5d6", dynGPU0, 0, 11)
+	dcgmSeries := Identity{HWID: dynGPU0 + "/gi11", Parent: dynGPU0, Kind: accelschema.KindNvidiaGPU, GI: 11, DeviceIndex: 0, CoreIndex: -1}
+	for _, id := range []Identity{nvmlSeries, dcgmSeries} {
 		_, out := ix.Lookup(id)
 		assert.Equal(t, Unknown, out, id.HWID)
 	}
