@@ -52,6 +52,12 @@ func (p *costProcessor) raise(st *resourceState, f finding, out []finding) []fin
 
 // evaluate checks each kind of finding for a resource after an interval.
 func (p *costProcessor) evaluate(st *resourceState, a *accrual, allocated bool, out []finding) []finding {
+	if a.price <= 0 {
+		// A shared device's own resource when its consumers hold it all: it
+		// carries the device's readings, not money, and nothing about it
+		// can be saved; its consumers' copies raise what there is to say.
+		return out
+	}
 	if a.unavailable {
 		if p.cooldownOver(st, findingUnhealthy, a.t) && !awaitingHealthEvent(a) {
 			out = p.raise(st, p.unhealthy(st, a.t, a.health), out)

@@ -2,6 +2,7 @@ package acceleratorcostprocessor
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -24,7 +25,12 @@ type wantFinding struct {
 func checkFinding(t *testing.T, lr plog.LogRecord, want wantFinding) {
 	t.Helper()
 	attrs := lr.Attributes()
-	get := func(k string) string { v, _ := attrs.Get(k); return v.AsString() }
+	get := func(k string) string {
+		if v, ok := attrs.Get(k); ok {
+			return v.AsString()
+		}
+		return ""
+	}
 	if get(s.AttrFindingKind) != want.kind {
 		t.Errorf("kind %q, want %q", get(s.AttrFindingKind), want.kind)
 	}
@@ -301,4 +307,53 @@ func TestIntervalsBeforeAHealthEventAreNotUnavailable(t *testing.T) {
 	wantWaste(t, before, nil)
 	after := costOf(h.send(at(2*step), r), "GPU-late", "")
 	wantWaste(t, after, map[string]float64{s.WasteUnavailable: 0.01})
+}
+
+// On a shared GPU the consumers' copies pay for it: a failure is raised
+// for each of them, naming its pod, and advice goes to the consumer whose
+// own usage earns it. The GPU's own resource, fully held, pays nothing and
+// raises nothing, though it carries the hw.status that says it failed.
+func TestFindingsOnASharedDeviceNameItsConsumers(t *testing.T) {
+	cfg := testConfig()
+	cfg.Findings.MinMonthlySaving = 0 // so that a finding worth nothing would show
+	h := newHarness(t, cfg)
+	status := s.HWStateOK
+	batchOf := func() []resource {
+		return []resource{
+			sharedGPU("GPU-SH", 0, s.AllocationAllocated, s.MetricStatus, status, s.MetricGREngineActive, 0.5),
+			sliced("GPU-SH", "GPU-SH::0", 0.5, held("chat", s.WorkloadInference, s.MetricGPUUtilization, 0.1)...),
+			sliced("GPU-SH", "GPU-SH::1", 0.5, held("etl", s.WorkloadBatch, s.MetricGPUUtilization, 0.4)...),
+			res(s.AttrK8sPodUID, "uid-chat", s.MetricKVCacheUtilization, 0.1, s.MetricRequestsWaiting, 0.0),
+		}
+	}
+	for i := 0; i < 6; i++ {
+		h.send(at(time.Duration(i)*minute), batchOf()...)
+	}
+	fs := h.findings()
+	if len(fs) != 1 {
+		t.Fatalf("want one inference finding, got %d", len(fs))
+	}
+	checkFinding(t, fs[0], wantFinding{kind: s.FindingInferenceUnderCapacity, saving: (1 - 0.1/0.6) * 0.5 * 730,
+		evidence: []string{"peak_activity=0.100", "peak_kv_cache=0.100"}, actionHas: "ml/chat"})
+
+	status = s.HWStateFailed
+	h.send(at(6*minute), batchOf()...)
+	h.sendLogs(healthEvent("GPU-SH", at(6*minute+time.Second), 79, s.HWStateFailed, s.ActionRebootNode))
+	var pods []string
+	for _, ld := range h.lsink.AllLogs() {
+		for i := 0; i < ld.ResourceLogs().Len(); i++ {
+			rl := ld.ResourceLogs().At(i)
+			lr := rl.ScopeLogs().At(0).LogRecords().At(0)
+			if k, _ := lr.Attributes().Get(s.AttrFindingKind); k.Str() != s.FindingUnhealthyCapacity {
+				continue
+			}
+			checkFinding(t, lr, wantFinding{kind: s.FindingUnhealthyCapacity, target: s.ActionRebootNode, healthAction: s.ActionRebootNode,
+				saving: 0.5 * 730, evidence: []string{"hw.state=failed"}, actionHas: "reboot_node"})
+			pods = append(pods, stringAttr(rl.Resource().Attributes(), s.AttrK8sPodName))
+		}
+	}
+	slices.Sort(pods)
+	if !slices.Equal(pods, []string{"chat-0", "etl-0"}) {
+		t.Errorf("want one unhealthy-capacity finding per consumer, none for the GPU's own resource; got them for pods %q", pods)
+	}
 }

@@ -258,6 +258,10 @@ type costOut struct {
 	attrs    pcommon.Map
 }
 
+// deviceOwn, as costOf's partition id, picks the physical device's own
+// resource (no hw.parent) among the resources with its hw.id.
+const deviceOwn = "\x00device"
+
 // costOf finds the resource with the given hw.id (and partition id, when
 // not empty) and reads the cost scope.
 func costOf(md pmetric.Metrics, hwID, partID string) costOut {
@@ -265,7 +269,13 @@ func costOf(md pmetric.Metrics, hwID, partID string) costOut {
 	for i := 0; i < md.ResourceMetrics().Len(); i++ {
 		rm := md.ResourceMetrics().At(i)
 		attrs := rm.Resource().Attributes()
-		if stringAttr(attrs, s.AttrHWID) != hwID || (partID != "" && stringAttr(attrs, s.AttrPartitionID) != partID) {
+		if stringAttr(attrs, s.AttrHWID) != hwID {
+			continue
+		}
+		switch {
+		case partID == deviceOwn && stringAttr(attrs, s.AttrHWParent) != "":
+			continue
+		case partID != "" && partID != deviceOwn && stringAttr(attrs, s.AttrPartitionID) != partID:
 			continue
 		}
 		for j := 0; j < rm.ScopeMetrics().Len(); j++ {

@@ -95,7 +95,7 @@ func (p *costProcessor) markFailed(hwID string, lr plog.LogRecord, now time.Time
 		if st.id.hwID != hwID && st.id.parent != hwID {
 			continue
 		}
-		if st.devicePrice > 0 && p.cooldownOver(st, findingUnhealthy, t) {
+		if st.devicePrice > 0 && st.share > 0 && p.cooldownOver(st, findingUnhealthy, t) {
 			out = p.raise(st, p.unhealthy(st, t, h), out)
 		}
 	}

@@ -23,6 +23,9 @@ type observation struct {
 	sg    signals
 	row   pricing.Row
 	match pricing.Match
+	// device: for a consumer copy of a shared device, the signals of the
+	// device's own resource in the batch (joinDevices); nil otherwise.
+	device *signals
 }
 
 // processMetrics adds price, cost, waste and findings counts to every device
@@ -51,19 +54,24 @@ func (p *costProcessor) processMetrics(ctx context.Context, md pmetric.Metrics) 
 			continue
 		}
 		id := p.readIdentity(rm.Resource().Attributes())
-		if sg.t == 0 {
-			sg.t = pcommon.NewTimestampFromTime(now)
-		}
 		if id.hwID == "" {
+			if sg.t == 0 {
+				sg.t = pcommon.NewTimestampFromTime(now)
+			}
 			if sg.hasKV || sg.hasWaiting || sg.hasRunning {
 				p.recordPod(id, sg, now)
 			}
 			continue
 		}
 		row, match := table.Lookup(id.hostType, id.region, id.model)
-		o := observation{rm: rm, id: id, sg: sg, row: row, match: match}
-		p.recordDevice(&o, now)
-		obs = append(obs, o)
+		obs = append(obs, observation{rm: rm, id: id, sg: sg, row: row, match: match})
+	}
+	p.joinDevices(obs)
+	for i := range obs {
+		if obs[i].sg.t == 0 {
+			obs[i].sg.t = pcommon.NewTimestampFromTime(now)
+		}
+		p.recordDevice(&obs[i], now)
 	}
 	// Pass 2: accrue and emit.
 	for i := range obs {
@@ -330,11 +338,11 @@ func (p *costProcessor) account(o *observation, table *pricing.Table, now time.T
 	a := accrual{table: table, row: o.row, devicePrice: o.row.AcceleratorHourly(), t: o.sg.t}
 
 	// A device-level resource whose partitions are reported too (a Neuron
-	// device and its cores, a GPU and its MIG instances) stands only for
-	// what the partitions do not cover, whatever partition type or share
-	// an upstream processor gave it: exactly one level carries the money.
-	// Several device-level copies (one per holder) split that remainder by
-	// their own shares.
+	// device and its cores, a GPU and its MIG instances, a shared GPU and
+	// its consumers' copies) stands only for what the partitions do not
+	// cover, whatever partition type or share an upstream processor gave
+	// it: exactly one level carries the money, and the shares of the device
+	// add up to 1.
 	var lay layout
 	if id.deviceLevel() {
 		if ps := p.parents[id.hwID]; ps != nil && len(ps.children) > 0 {
@@ -346,11 +354,7 @@ func (p *costProcessor) account(o *observation, table *pricing.Table, now time.T
 	fragmentation := 0.0
 	switch {
 	case a.remainder:
-		weight := 1.0
-		if id.hasShare {
-			weight = id.share
-		}
-		a.share = lay.remainder * weight
+		a.share = lay.remainder
 		if lay.remainder > 0 {
 			fragmentation = lay.fragRemainder / lay.remainder
 		}
@@ -374,8 +378,8 @@ func (p *costProcessor) account(o *observation, table *pricing.Table, now time.T
 	allocated := id.allocated && !a.remainder
 
 	sg := &o.sg
-	if s.IsSharedCopy(id.partType) {
-		sg.forSharedCopy(a.share)
+	if id.consumerCopy() {
+		sg.joinDevice(o.device, a.share)
 	}
 	hasActivity := sg.activitySrc != noActivity
 	idle := hasActivity && sg.activity < p.cfg.Waste.IdleActivity
@@ -410,7 +414,7 @@ func (p *costProcessor) account(o *observation, table *pricing.Table, now time.T
 	a.windowOK = a.summary.Covered >= time.Duration(p.cfg.Findings.MinCoverage*float64(p.cfg.Findings.Window))
 
 	in := interval{
-		cost: cost, unavailable: a.unavailable, allocated: allocated, fragmentation: fragmentation,
+		cost: cost, unavailable: a.unavailable, allocated: allocated, reserved: id.reserved, fragmentation: fragmentation,
 		activity: sg.activity, hasActivity: hasActivity,
 		training: training, trainingSignal: trainSignal, hasTraining: hasTrain,
 		baseline: a.baseline, baselineWarm: a.baselineWarm,

@@ -24,10 +24,13 @@ type identity struct {
 	hasShare bool
 	// coreIndex: the resource carries accelerator.neuroncore.index (a NeuronCore).
 	coreIndex bool
-	// allocated is false only for accelerator.allocation.state=unallocated;
-	// a missing state counts as allocated (see docs/cost-model.md).
+	// allocated is false for accelerator.allocation.state=unallocated and
+	// reserved; a missing state counts as allocated (see docs/cost-model.md).
 	allocated      bool
 	allocationSeen bool
+	// reserved: only a scheduler's placeholder holds it (Run:ai's
+	// reservation pods), for workloads no attribute names.
+	reserved bool
 
 	hostType, region string
 
@@ -115,7 +118,8 @@ func (p *costProcessor) readIdentity(attrs pcommon.Map) identity {
 			id.model = v.Str()
 		case s.AttrAllocationState:
 			id.allocationSeen = true
-			id.allocated = v.Str() != s.AllocationUnallocated
+			id.reserved = v.Str() == s.AllocationReserved
+			id.allocated = v.Str() != s.AllocationUnallocated && !id.reserved
 		case s.AttrWorkloadName:
 			id.workload = v.Str()
 			id.hasHolder = id.hasHolder || id.workload != ""
@@ -228,14 +232,14 @@ func readSignals(rm pmetric.ResourceMetrics) signals {
 				v, t := latestGeneralUtilization(dps)
 				sg.setActivity(fromUtilization, v, t, &actT)
 			case s.MetricGPUMemoryUsage:
-				sg.memUsed, sg.hasMemUsed = sumAtLatest(dps)
+				sg.memUsed, sg.hasMemUsed = sumAtLatest(dps, ownPoint)
 			case s.MetricGPUMemoryLimit:
 				v, _ := latest(dps)
 				sg.memLimit, sg.hasMemLimit = v, v > 0
 			case s.MetricProcessUtilization:
-				sg.procUtil, sg.hasProcUtil = sumAtLatest(dps)
+				sg.procUtil, sg.hasProcUtil = sumAtLatest(dps, anyPoint)
 			case s.MetricProcessMemoryUsage:
-				sg.procMem, sg.hasProcMem = sumAtLatest(dps)
+				sg.procMem, sg.hasProcMem = sumAtLatest(dps, anyPoint)
 			case s.MetricStatus:
 				sg.readStatus(dps)
 			case s.MetricKVCacheUtilization:
@@ -254,20 +258,6 @@ func readSignals(rm pmetric.ResourceMetrics) signals {
 		}
 	}
 	return sg
-}
-
-// forSharedCopy makes the per-process points of a time-sliced or MPS copy
-// its activity and memory: the device-wide signals on such a copy describe
-// every consumer of the GPU together, the processes the copy owns describe
-// it alone. Copies without process points keep the device-wide signals.
-func (sg *signals) forSharedCopy(share float64) {
-	if sg.hasProcUtil {
-		sg.activity, sg.activitySrc = ratio(sg.procUtil), fromProcesses
-	}
-	if sg.hasProcMem && sg.hasMemLimit {
-		sg.memUsed, sg.hasMemUsed = sg.procMem, true
-		sg.memLimit *= share
-	}
 }
 
 // setActivity keeps the best activity signal: GR-engine active, then SM
@@ -332,12 +322,13 @@ func latest(dps pmetric.NumberDataPointSlice) (float64, pcommon.Timestamp) {
 	return number(dp), dp.Timestamp()
 }
 
-// latestGeneralUtilization ignores the encoder and decoder engines.
+// latestGeneralUtilization ignores the encoder and decoder engines, and
+// the pods' points (ownPoint).
 func latestGeneralUtilization(dps pmetric.NumberDataPointSlice) (float64, pcommon.Timestamp) {
 	v, t := math.NaN(), pcommon.Timestamp(0)
 	for k := 0; k < dps.Len(); k++ {
 		dp := dps.At(k)
-		if task, ok := dp.Attributes().Get(s.AttrHWGPUTask); ok && task.Str() != s.GPUTaskGeneral {
+		if task, ok := dp.Attributes().Get(s.AttrHWGPUTask); ok && task.Str() != s.GPUTaskGeneral || !ownPoint(dp) {
 			continue
 		}
 		if math.IsNaN(v) || dp.Timestamp() > t {
@@ -347,13 +338,13 @@ func latestGeneralUtilization(dps pmetric.NumberDataPointSlice) (float64, pcommo
 	return v, t
 }
 
-// sumAtLatest adds the points that share the newest timestamp (Neuron memory
-// by category, one point per process).
-func sumAtLatest(dps pmetric.NumberDataPointSlice) (float64, bool) {
+// sumAtLatest adds the points of use that share the newest timestamp
+// (Neuron memory by category, one point per process).
+func sumAtLatest(dps pmetric.NumberDataPointSlice, use func(pmetric.NumberDataPoint) bool) (float64, bool) {
 	_, t := latest(dps)
 	sum, n := 0.0, 0
 	for k := 0; k < dps.Len(); k++ {
-		if dp := dps.At(k); dp.Timestamp() == t && dp.ValueType() != pmetric.NumberDataPointValueTypeEmpty {
+		if dp := dps.At(k); dp.Timestamp() == t && dp.ValueType() != pmetric.NumberDataPointValueTypeEmpty && use(dp) {
 			if v := number(dp); !math.IsNaN(v) && v >= 0 {
 				sum += v
 				n++
@@ -362,6 +353,17 @@ func sumAtLatest(dps pmetric.NumberDataPointSlice) (float64, bool) {
 	}
 	return sum, n > 0
 }
+
+// ownPoint: the point measures the resource itself. A point that still
+// carries accelerator.consumer.pod is a pod's share of a device that the
+// attributes processor could not give to that pod's copy: it is neither the
+// device's utilization nor its memory in use.
+func ownPoint(dp pmetric.NumberDataPoint) bool {
+	_, pod := dp.Attributes().Get(s.AttrConsumerPod)
+	return !pod
+}
+
+func anyPoint(pmetric.NumberDataPoint) bool { return true }
 
 func latestOther(m pmetric.Metric) pcommon.Timestamp {
 	var t pcommon.Timestamp

@@ -4,10 +4,13 @@ import (
 	"testing"
 	"time"
 
+	"strings"
+
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	s "github.com/otelcol-accel/otelcol-accel/internal/accelschema"
+	"github.com/otelcol-accel/otelcol-accel/internal/accelschema/countcheck"
 )
 
 // The tests below check the one property the whole cost model rests on: the
@@ -113,6 +116,14 @@ func TestOverbookedMIGLayoutIsScaledToTheGPU(t *testing.T) {
 	}
 }
 
+// with sets resource attributes.
+func with(r resource, kv ...any) resource {
+	for i := 0; i+1 < len(kv); i += 2 {
+		r.attrs[kv[i].(string)] = kv[i+1]
+	}
+	return r
+}
+
 // withoutShare drops accelerator.partition.share, as a receiver that does
 // not know the GPU's memory would.
 func withoutShare(r resource) resource {
@@ -128,8 +139,8 @@ func (r resource) attrsMap() pcommon.Map {
 
 // neuronDevice is a device-level Neuron resource as the attributes
 // processor leaves it: in place for one holder of all its cores (type
-// neuroncore, the cores as the partition id, share 1), or one copy per
-// holder of some of its cores.
+// neuroncore, the cores as the partition id, share 1), else as the receiver
+// made it (its cores say who holds them).
 func neuronDevice(partType, partID string, share float64, kv ...any) resource {
 	return res(append([]any{
 		s.AttrHWID, "neuron_device_0", s.AttrHWModel, "inferentia2", s.AttrKind, s.KindAWSNeuron,
@@ -157,8 +168,6 @@ func TestNeuronDeviceIsPricedOnceWhateverTheAttributesProcessorDid(t *testing.T)
 	for _, tc := range []struct {
 		name      string
 		resources []resource
-		// wantCores: the cores carry the money; the device-level resources 0.
-		wantCores bool
 	}{
 		{
 			name: "one holder of both cores: the device enriched in place and typed neuroncore",
@@ -166,32 +175,19 @@ func TestNeuronDeviceIsPricedOnceWhateverTheAttributesProcessorDid(t *testing.T)
 				neuronDevice(s.PartitionNeuronCore, "0,1", 1, pod("inf-0")...),
 				neuronCore(0, pod("inf-0")...), neuronCore(1, pod("inf-0")...),
 			},
-			wantCores: true,
 		},
 		{
-			name: "one core held: the device copied per holder plus the unallocated rest",
+			name: "cores held by two pods: the device allocated, not copied",
 			resources: []resource{
-				neuronDevice(s.PartitionNeuronCore, "0", 0.5, pod("nb-0")...),
-				neuronDevice(s.PartitionNeuronCore, "", 0.5, unallocated...),
-				neuronCore(0, pod("nb-0")...), neuronCore(1, unallocated...),
+				neuronDevice(s.PartitionNone, "", 1, s.AttrAllocationState, s.AllocationAllocated),
+				neuronCore(0, pod("nb-0")...), neuronCore(1, pod("inf-0")...),
 			},
-			wantCores: true,
 		},
 		{
 			name: "nobody holds it: the device as the receiver made it",
 			resources: []resource{
 				neuronDevice(s.PartitionNone, "", 1, unallocated...),
 				neuronCore(0, unallocated...), neuronCore(1, unallocated...),
-			},
-			wantCores: true,
-		},
-		{
-			// Without per-core resources the device-level copies are all
-			// there is: they carry the money by their own shares.
-			name: "copies and no cores",
-			resources: []resource{
-				neuronDevice(s.PartitionNeuronCore, "0", 0.5, pod("nb-0")...),
-				neuronDevice(s.PartitionNeuronCore, "", 0.5, unallocated...),
 			},
 		},
 	} {
@@ -209,13 +205,11 @@ func TestNeuronDeviceIsPricedOnceWhateverTheAttributesProcessorDid(t *testing.T)
 				_, isCore := attrs.Get(s.AttrNeuronCoreIndex)
 				c := costOfResource(rm)
 				switch {
-				case tc.wantCores && isCore && !near(c.price, 1):
+				case isCore && !near(c.price, 1):
 					t.Errorf("core %s: price %v, want 1", stringAttr(attrs, s.AttrHWID), c.price)
-				case tc.wantCores && !isCore && c.price != 0:
+				case !isCore && c.price != 0:
 					t.Errorf("device-level resource (partition %q): price %v, want 0: its cores carry the device",
 						stringAttr(attrs, s.AttrPartitionID), c.price)
-				case !tc.wantCores && !near(c.price, 1):
-					t.Errorf("copy %q: price %v, want its half of the device", stringAttr(attrs, s.AttrPartitionID), c.price)
 				}
 			}
 		})
@@ -244,21 +238,91 @@ func TestMIGParentOfAnyPartitionTypeCarriesOnlyTheRemainder(t *testing.T) {
 	}
 }
 
-// The attributes processor's copy for processes nobody's share covers has
-// share 0: it carries their data, not money.
-func TestZeroShareCopyCostsNothing(t *testing.T) {
-	h := newHarness(t, testConfig())
-	rs := []resource{
-		sliced("GPU-S", "GPU-S::0", 0.5, held("a", s.WorkloadInference, s.MetricGREngineActive, 0.5)...),
-		sliced("GPU-S", "GPU-S::1", 0.5, held("b", s.WorkloadInference, s.MetricGREngineActive, 0.5)...),
-		res(s.AttrHWID, "GPU-S", s.AttrHWModel, "NVIDIA A100-SXM4-80GB", s.AttrPartitionType, s.PartitionTimeSlicing,
-			s.AttrPartitionShare, 0.0, s.AttrAllocationState, s.AllocationAllocated, s.AttrHostType, "test.8gpu",
-			s.AttrK8sNodeName, "node-a", s.MetricProcessUtilization, []float64{0.2}),
+// A shared device reaches the processor as its own resource (every
+// device-wide reading; the share its consumers leave) plus one copy per
+// consumer (hw.parent = the device; only what was measured for it). Its
+// resources' prices add up to the device's price whatever the sharing, and
+// the output still counts every quantity once.
+func TestSharedDeviceIsPricedOnce(t *testing.T) {
+	gib := float64(1 << 30)
+	deviceReadings := []any{s.MetricPower, 300.0, s.MetricGREngineActive, 0.4, s.MetricGPUMemoryLimit, 80 * gib}
+	copyOf := func(gpuID, partType, partID string, share float64, pod string, kv ...any) resource {
+		return res(append([]any{
+			s.AttrHWID, gpuID, s.AttrHWParent, gpuID, s.AttrHWModel, "NVIDIA A100-SXM4-80GB", s.AttrKind, s.KindNvidiaGPU,
+			s.AttrPartitionType, partType, s.AttrPartitionID, partID, s.AttrPartitionShare, share,
+			s.AttrHostType, "test.8gpu", s.AttrCloudRegion, "us-east-1", s.AttrK8sNodeName, "node-a",
+		}, append(held(pod, s.WorkloadBatch), kv...)...)...)
 	}
-	h.send(at(0), rs...)
-	out := h.send(at(step), rs...)
-	if sum, n := priceOfDevice(t, out, "GPU-S", 1); !near(sum, 1) || n != 3 {
-		t.Fatalf("GPU-S costs %v per hour over %d resources, want 1 over 3", sum, n)
+	for _, tc := range []struct {
+		name      string
+		resources []resource
+		physical  string
+		// wantOwn is the price of the device's own resource (what is left).
+		wantOwn float64
+	}{
+		{
+			name: "time-sliced, half held",
+			resources: []resource{
+				sharedGPU("GPU-T", 0.5, s.AllocationUnallocated, deviceReadings...),
+				copyOf("GPU-T", s.PartitionTimeSlicing, "GPU-T::0", 0.25, "a", s.MetricProcessUtilization, []float64{0.2}),
+				copyOf("GPU-T", s.PartitionTimeSlicing, "GPU-T::1", 0.25, "b"),
+			},
+			physical: "GPU-T", wantOwn: 0.5,
+		},
+		{
+			name: "DRA claim shared by two pods, all of it",
+			resources: []resource{
+				sharedGPU("GPU-D", 0, s.AllocationAllocated, deviceReadings...),
+				copyOf("GPU-D", s.PartitionDRA, "gpu.nvidia.com/node-a/gpu-0", 0.5, "a", s.MetricGPUUtilization, 0.3),
+				copyOf("GPU-D", s.PartitionDRA, "gpu.nvidia.com/node-a/gpu-0", 0.5, "b", s.MetricGPUUtilization, 0.1),
+			},
+			physical: "GPU-D", wantOwn: 0,
+		},
+		{
+			name: "MPS over-booked by the attributes processor's inputs, and a reserved quarter",
+			resources: []resource{
+				sharedGPU("GPU-M", 0.25, s.AllocationReserved, deviceReadings...),
+				copyOf("GPU-M", s.PartitionMPS, "1", 0.5, "a"),
+				copyOf("GPU-M", s.PartitionMPS, "2", 0.5, "b"),
+			},
+			// 0.25 + 0.5 + 0.5: the copies are fitted to what is left.
+			physical: "GPU-M", wantOwn: 0,
+		},
+		{
+			name: "mapping-file shares (partition type left none)",
+			resources: []resource{
+				sharedGPU("GPU-S", 0.2, s.AllocationUnallocated, deviceReadings...),
+				copyOf("GPU-S", s.PartitionNone, "", 0.4, "a"),
+				copyOf("GPU-S", s.PartitionNone, "", 0.4, "b"),
+			},
+			physical: "GPU-S", wantOwn: 0.2,
+		},
+		{
+			name: "a MIG instance shared through DRA",
+			resources: []resource{
+				gpu("GPU-X", s.AttrAllocationState, s.AllocationAllocated, s.MetricPower, 300.0),
+				migInstance("GPU-X", "1", "3g.40gb", 0, s.AttrAllocationState, s.AllocationAllocated, s.MetricGREngineActive, 0.4),
+				with(migInstance("GPU-X", "1", "3g.40gb", 0.25, held("a", s.WorkloadBatch)...), s.AttrPartitionType, s.PartitionDRA, s.AttrPartitionID, "dra-a"),
+				with(migInstance("GPU-X", "1", "3g.40gb", 0.25, held("b", s.WorkloadBatch)...), s.AttrPartitionType, s.PartitionDRA, s.AttrPartitionID, "dra-b"),
+				migInstance("GPU-X", "2", "3g.40gb", 0.5, s.AttrAllocationState, s.AllocationUnallocated, s.MetricGREngineActive, 0.0),
+			},
+			physical: "GPU-X", wantOwn: 0,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, testConfig())
+			h.send(at(0), tc.resources...)
+			out := h.send(at(step), tc.resources...)
+			if sum, n := priceOfDevice(t, out, tc.physical, 1); !near(sum, 1) || n != len(tc.resources) {
+				t.Errorf("%s costs %v per hour over %d resources, want 1 over %d", tc.physical, sum, n, len(tc.resources))
+			}
+			if own := costOf(out, tc.physical, deviceOwn); !own.found || !near(own.price, tc.wantOwn) {
+				t.Errorf("the device's own resource: %+v, want price %v", own, tc.wantOwn)
+			}
+			if v := countcheck.Violations(out); len(v) > 0 {
+				t.Errorf("not counted once:\n%s", strings.Join(v, "\n"))
+			}
+		})
 	}
 }
 

@@ -46,6 +46,9 @@ type costProcessor struct {
 	batch     uint64
 	scratch   []observation
 	touched   []*parentState
+	// deviceSignals: the batch's device resources by hw.id, for the
+	// consumer copies of shared devices (joinDevices).
+	deviceSignals map[string]*signals
 
 	logsMu sync.RWMutex
 	logs   []consumer.Logs

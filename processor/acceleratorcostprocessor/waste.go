@@ -9,6 +9,8 @@ type interval struct {
 
 	unavailable bool
 	allocated   bool
+	// reserved: only a scheduler's placeholder holds it (see splitWaste).
+	reserved bool
 	// fragmentation is the fraction of this resource's cost that pays for
 	// MIG capacity no profile can use.
 	fragmentation float64
@@ -37,7 +39,12 @@ type interval struct {
 //
 //  1. unavailable: the device is in a failure mode → all of it;
 //  2. fragmentation: the stranded MIG share → that fraction;
-//  3. unallocated: nobody holds it → all the rest;
+//  3. unallocated: nobody holds it → all the rest; reserved (only a
+//     scheduler's placeholder holds it) counts the same while the device
+//     shows no activity (below idle_activity, or no activity signal), and
+//     as no waste while it is busy: a reservation pod keeps a GPU for
+//     workloads the scheduler places on it without naming them (Run:ai's
+//     fractions), so a busy reserved GPU is in use by someone;
 //  4. one of, on the rest: idle (activity below idle_activity → all);
 //     training_inefficiency (training below its baseline → 1 − signal/baseline);
 //     inference_underutilized (serving with an empty queue, low activity and
@@ -58,6 +65,9 @@ func splitWaste(in interval, cfg *WasteConfig) (w [numWasteReasons]float64) {
 		rest -= w[wasteFragmentation]
 	}
 	if !in.allocated {
+		if in.reserved && in.hasActivity && in.activity >= cfg.IdleActivity {
+			return w
+		}
 		w[wasteUnallocated] = rest
 		return w
 	}

@@ -187,13 +187,74 @@ func TestWasteReasons(t *testing.T) {
 			name: "time-sliced copy: its own processes decide, not the busy device",
 			resources: func(int) []resource {
 				return []resource{
-					sliced("GPU-TS", "GPU-TS::0", 0.5, held("quiet", s.WorkloadBatch, s.MetricGREngineActive, 0.8,
-						s.MetricProcessUtilization, []float64{0.01, 0.005})...),
-					sliced("GPU-TS", "GPU-TS::1", 0.5, held("loud", s.WorkloadBatch, s.MetricGREngineActive, 0.8,
-						s.MetricProcessUtilization, []float64{0.79})...),
+					sharedGPU("GPU-TS", 0, s.AllocationAllocated, s.MetricGREngineActive, 0.8),
+					sliced("GPU-TS", "GPU-TS::0", 0.5, held("quiet", s.WorkloadBatch, s.MetricProcessUtilization, []float64{0.01, 0.005})...),
+					sliced("GPU-TS", "GPU-TS::1", 0.5, held("loud", s.WorkloadBatch, s.MetricProcessUtilization, []float64{0.79})...),
 				}
 			},
 			batches: 2, hwID: "GPU-TS", partID: "GPU-TS::0", cost: 0.005, waste: map[string]float64{s.WasteIdle: 0.005},
+		},
+		{
+			name: "time-sliced copy: its pod's own utilization (per_pod_usage) decides, not the busy device",
+			resources: func(int) []resource {
+				return []resource{
+					sharedGPU("GPU-PP", 0, s.AllocationAllocated, s.MetricGREngineActive, 0.8),
+					sliced("GPU-PP", "GPU-PP::0", 0.5, held("quiet", s.WorkloadBatch, s.MetricGPUUtilization, 0.01)...),
+					sliced("GPU-PP", "GPU-PP::1", 0.5, held("loud", s.WorkloadBatch, s.MetricGPUUtilization, 0.79)...),
+				}
+			},
+			batches: 2, hwID: "GPU-PP", partID: "GPU-PP::0", cost: 0.005, waste: map[string]float64{s.WasteIdle: 0.005},
+		},
+		{
+			name: "time-sliced copy measured by nobody: the idle device's activity decides",
+			resources: func(int) []resource {
+				return []resource{
+					sharedGPU("GPU-TI", 0.5, s.AllocationUnallocated, s.MetricGREngineActive, 0.01),
+					sliced("GPU-TI", "GPU-TI::0", 0.5, held("quiet", s.WorkloadBatch)...),
+				}
+			},
+			batches: 2, hwID: "GPU-TI", partID: "GPU-TI::0", cost: 0.005, waste: map[string]float64{s.WasteIdle: 0.005},
+		},
+		{
+			name: "time-sliced copy measured by nobody: the busy device is nobody's idle waste",
+			resources: func(int) []resource {
+				return []resource{
+					sharedGPU("GPU-TB", 0.5, s.AllocationUnallocated, s.MetricGREngineActive, 0.7),
+					sliced("GPU-TB", "GPU-TB::0", 0.5, held("busy", s.WorkloadBatch)...),
+				}
+			},
+			batches: 2, hwID: "GPU-TB", partID: "GPU-TB::0", cost: 0.005, waste: nil,
+		},
+		{
+			name: "the shared GPU's own resource: the half nobody holds is unallocated",
+			resources: func(int) []resource {
+				return []resource{
+					sharedGPU("GPU-TU", 0.5, s.AllocationUnallocated, s.MetricGREngineActive, 0.7),
+					sliced("GPU-TU", "GPU-TU::0", 0.5, held("busy", s.WorkloadBatch)...),
+				}
+			},
+			batches: 2, hwID: "GPU-TU", partID: deviceOwn, cost: 0.005, waste: map[string]float64{s.WasteUnallocated: 0.005},
+		},
+		{
+			name: "reserved by a placeholder and idle: unallocated",
+			resources: func(int) []resource {
+				return []resource{gpu("GPU-res", s.AttrAllocationState, s.AllocationReserved, s.MetricGREngineActive, 0.01)}
+			},
+			batches: 2, hwID: "GPU-res", cost: 0.01, waste: map[string]float64{s.WasteUnallocated: 0.01},
+		},
+		{
+			name: "reserved by a placeholder and busy: in use by workloads the scheduler placed there",
+			resources: func(int) []resource {
+				return []resource{gpu("GPU-res-busy", s.AttrAllocationState, s.AllocationReserved, s.MetricGREngineActive, 0.6)}
+			},
+			batches: 2, hwID: "GPU-res-busy", cost: 0.01, waste: nil,
+		},
+		{
+			name: "reserved with no activity signal: nothing shows it in use",
+			resources: func(int) []resource {
+				return []resource{gpu("GPU-res-dark", s.AttrAllocationState, s.AllocationReserved, s.MetricPower, 100.0)}
+			},
+			batches: 2, hwID: "GPU-res-dark", cost: 0.01, waste: map[string]float64{s.WasteUnallocated: 0.01},
 		},
 	}
 	for _, tt := range tests {
@@ -230,6 +291,13 @@ func migInstance(parent, gi, profile string, share float64, kv ...any) resource 
 		s.AttrHostType, "test.8gpu", s.AttrCloudRegion, "us-east-1", s.AttrK8sNodeName, "node-a",
 		s.AttrHWVendor, s.VendorNVIDIA,
 	}, kv...)...)
+}
+
+// sharedGPU is the own resource of a GPU the attributes processor shares
+// among consumers: its identity as received, no holder, the device's
+// readings, and the share its consumers leave.
+func sharedGPU(gpuID string, share float64, state string, kv ...any) resource {
+	return gpu(gpuID, append([]any{s.AttrPartitionShare, share, s.AttrAllocationState, state}, kv...)...)
 }
 
 func sliced(gpuID, replica string, share float64, kv ...any) resource {
