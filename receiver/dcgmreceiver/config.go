@@ -45,6 +45,15 @@ type Config struct {
 	// ViolationUnit is the unit of dcgm-exporter's *_VIOLATION fields: auto
 	// (from the field's HELP text, else ns), ns or us.
 	ViolationUnit string `mapstructure:"violation_unit"`
+	// PerPodUsage says that the scraped dcgm-exporter (4.5+, with
+	// KUBERNETES_VIRTUAL_GPUS) measures DCGM_FI_DEV_GPU_UTIL and
+	// DCGM_FI_DEV_FB_USED per pod on a shared GPU, from NVML's per-process
+	// data: each pod's row then becomes a point with
+	// accelerator.consumer.pod="<namespace>/<pod>" on the GPU, and no total
+	// of those two is emitted beside them. When false (the default), the
+	// per-pod rows dcgm-exporter prints are copies of the GPU's value and the
+	// GPU gets that value once. For source dcgm_exporter only.
+	PerPodUsage bool `mapstructure:"per_pod_usage"`
 
 	MPS    MPSConfig    `mapstructure:"mps"`
 	Health HealthConfig `mapstructure:"health"`
@@ -105,6 +114,9 @@ func (cfg *Config) Validate() error {
 	var errs []error
 	switch cfg.Source {
 	case SourceNVML:
+		if cfg.PerPodUsage {
+			errs = append(errs, fmt.Errorf("per_pod_usage is only used with source: %s (NVML reports per-process data as accelerator.process.*); remove it", SourceDCGMExporter))
+		}
 		if cfg.LibraryPath != "" && !filepath.IsAbs(cfg.LibraryPath) {
 			errs = append(errs, fmt.Errorf("library_path %q must be an absolute path to libnvidia-ml.so.1 (a relative one would be searched for by the loader)", cfg.LibraryPath))
 		}

@@ -40,7 +40,11 @@ func (e *emitter) emit(snap *model.Snapshot, tracker *health.Tracker, mpsStatus 
 	for i := range snap.Samples {
 		s := &snap.Samples[i]
 		e.recordSample(ts, s)
-		e.recordHealth(ts, s, tracker, snap.Time)
+		if !s.IsMIG() {
+			// hw.status and XID counts are the physical GPU's: its MIG
+			// instances' XIDs and conditions count on it.
+			e.recordHealth(ts, s, tracker, snap.Time)
+		}
 		e.mb.EmitForResource(metadata.WithResource(buildResource(e.mb.NewResourceBuilder(), s.Identity)))
 	}
 	if mpsStatus != nil && mpsStatus.Checked {
@@ -83,8 +87,22 @@ func (e *emitter) recordSample(ts pcommon.Timestamp, s *model.Sample) {
 	if v := s.DecoderUtil; v.OK {
 		mb.RecordHwGpuUtilizationDataPoint(ts, v.V, metadata.AttributeHwGpuTaskDecoder)
 	}
-	intValue(s.MemUsed, mb.RecordHwGpuMemoryUsageDataPoint)
-	intValue(s.MemTotal, mb.RecordHwGpuMemoryLimitDataPoint)
+	if v := s.MemUsed; v.OK {
+		mb.RecordHwGpuMemoryUsageDataPoint(ts, int64(v.V))
+	}
+	for _, p := range s.PodGPUUtil {
+		mb.RecordHwGpuUtilizationDataPoint(ts, p.V, metadata.AttributeHwGpuTaskGeneral, metadata.WithAcceleratorConsumerPodMetricAttribute(p.Pod))
+	}
+	for _, p := range s.PodMemUsed {
+		mb.RecordHwGpuMemoryUsageDataPoint(ts, int64(p.V), metadata.WithAcceleratorConsumerPodMetricAttribute(p.Pod))
+	}
+	// MemTotal is the resource's own size: the GPU's, or the MIG instance's,
+	// which must not read as a second GPU's memory.
+	if s.IsMIG() {
+		intValue(s.MemTotal, mb.RecordAcceleratorPartitionMemoryLimitDataPoint)
+	} else {
+		intValue(s.MemTotal, mb.RecordHwGpuMemoryLimitDataPoint)
+	}
 	gauge(s.MemUtil, mb.RecordHwGpuMemoryUtilizationDataPoint)
 	gauge(s.Power, mb.RecordHwPowerDataPoint)
 	gauge(s.Energy, mb.RecordHwEnergyDataPoint)
@@ -155,8 +173,8 @@ func (e *emitter) recordSample(ts pcommon.Timestamp, s *model.Sample) {
 	}
 }
 
-// recordHealth writes hw.status (one point per state, 1 for the current one)
-// and the XID counts.
+// recordHealth writes a GPU's hw.status (one point per state, 1 for the
+// current one) and its XID counts, its MIG instances' included.
 func (e *emitter) recordHealth(ts pcommon.Timestamp, s *model.Sample, tracker *health.Tracker, now time.Time) {
 	state := metadata.MapAttributeHwState[tracker.State(s.Identity, now)]
 	for _, st := range hwStates {
@@ -205,6 +223,11 @@ func buildResource(rb *metadata.ResourceBuilder, id model.Identity) pcommon.Reso
 	setString(rb.SetK8sPodName, id.Pod)
 	setString(rb.SetK8sNamespaceName, id.Namespace)
 	setString(rb.SetK8sContainerName, id.Container)
+	setString(rb.SetAcceleratorDraClaimName, id.DRA.ClaimName)
+	setString(rb.SetAcceleratorDraClaimNamespace, id.DRA.ClaimNamespace)
+	setString(rb.SetAcceleratorDraDriver, id.DRA.Driver)
+	setString(rb.SetAcceleratorDraPool, id.DRA.Pool)
+	setString(rb.SetAcceleratorDraDevice, id.DRA.Device)
 	return rb.Emit()
 }
 

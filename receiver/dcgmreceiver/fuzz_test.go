@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
 	"github.com/otelcol-accel/otelcol-accel/internal/accelschema"
+	"github.com/otelcol-accel/otelcol-accel/internal/accelschema/countcheck"
 	"github.com/otelcol-accel/otelcol-accel/receiver/dcgmreceiver/internal/exportersource"
 	"github.com/otelcol-accel/otelcol-accel/receiver/dcgmreceiver/internal/health"
 	"github.com/otelcol-accel/otelcol-accel/receiver/dcgmreceiver/internal/metadata"
@@ -20,27 +21,44 @@ import (
 // schema: decode, health tracking (twice, so that XID changes and condition
 // transitions are exercised) and metric emission. Whatever the input, every
 // resource must carry hw.id and the schema's identity attributes, every
-// value must be finite, and hw.status must have exactly one state at 1.
+// value must be finite, a GPU's hw.status must have exactly one state at 1
+// (a MIG instance has none: it is the GPU's), and every quantity must be
+// counted once (internal/accelschema/countcheck).
 func FuzzExporterMapping(f *testing.F) {
 	for _, name := range []string{"dcgm-exporter-2.x.txt", "dcgm-exporter-3.x.txt"} {
 		f.Add(string(fixture(f, name)), `DCGM_FI_DEV_XID_ERRORS{gpu="0",UUID="GPU-5f2e1c9a-3b7d-4e8f-a1c2-9d0e6b4f7a31"} 79`)
 	}
 	f.Add(`DCGM_FI_DEV_ROW_REMAP_PENDING{UUID="GPU-a",GPU_I_ID="1",GPU_I_PROFILE="7g.80gb"} 1`, `DCGM_FI_DEV_ECC_DBE_VOL_TOTAL{UUID="GPU-a"} 3`)
-	decoder := &exportersource.Decoder{ViolationUnit: exportersource.ViolationUnitAuto}
+	for _, name := range quirkFixtures {
+		f.Add(string(fixture(f, name)), `DCGM_EXP_XID_ERRORS_COUNT{gpu="0",UUID="GPU-a",xid="13"} 2`)
+	}
+	f.Add(`DCGM_FI_DEV_POWER_USAGE{UUID="GPU-a",GPU_I_ID="1",pod="p",namespace="n"} 3`+"\n"+`DCGM_FI_DEV_POWER_USAGE{UUID="GPU-a/gi1"} 4`,
+		`DCGM_FI_DEV_FB_USED{UUID="GPU-a",dra_mig_device_uuid="MIG-x",dra_claim_name="c"} 5`+"\n"+`DCGM_FI_DEV_GPU_UTIL{UUID="GPU-a",pod="p",namespace="n"} 7`)
 	f.Fuzz(func(t *testing.T, first, second string) {
-		tracker := health.New(time.Minute, time.Hour)
-		em := newEmitter(metadata.DefaultMetricsBuilderConfig(), receivertest.NewNopSettings(metadata.Type), time.Unix(0, 0))
-		for i, text := range []string{first, second} {
-			now := time.Unix(int64(10*(i+1)), 0)
-			snap := &model.Snapshot{Time: now, Samples: decoder.Decode(strings.NewReader(text)).Samples}
-			for _, rec := range tracker.Observe(snap) {
-				if rec.EventName == "" || rec.Class.State == "" || rec.Class.Action == "" {
-					t.Fatalf("incomplete health record %+v", rec)
-				}
-			}
-			checkSchema(t, em.emit(snap, tracker, nil, "host"))
+		for _, perPod := range []bool{false, true} {
+			fuzzMapping(t, perPod, first, second)
 		}
 	})
+}
+
+func fuzzMapping(t *testing.T, perPod bool, first, second string) {
+	decoder := &exportersource.Decoder{ViolationUnit: exportersource.ViolationUnitAuto, PerPodUsage: perPod}
+	tracker := health.New(time.Minute, time.Hour)
+	em := newEmitter(metadata.DefaultMetricsBuilderConfig(), receivertest.NewNopSettings(metadata.Type), time.Unix(0, 0))
+	for i, text := range []string{first, second} {
+		now := time.Unix(int64(10*(i+1)), 0)
+		snap := &model.Snapshot{Time: now, Samples: decoder.Decode(strings.NewReader(text)).Samples}
+		for _, rec := range tracker.Observe(snap) {
+			if rec.EventName == "" || rec.Class.State == "" || rec.Class.Action == "" {
+				t.Fatalf("incomplete health record %+v", rec)
+			}
+		}
+		md := em.emit(snap, tracker, nil, "host")
+		checkSchema(t, md)
+		if v := countcheck.Violations(md); len(v) > 0 {
+			t.Fatalf("per_pod_usage=%v: counted more than once: %v", perPod, v)
+		}
+	}
 }
 
 func checkSchema(t *testing.T, md pmetric.Metrics) {
@@ -72,8 +90,12 @@ func checkSchema(t *testing.T, md pmetric.Metrics) {
 				}
 			}
 		}
-		if states != 1 {
-			t.Fatalf("hw.status has %d states at 1", states)
+		want := 1
+		if v, _ := attrs.Get(accelschema.AttrPartitionType); v.Str() == accelschema.PartitionMIG {
+			want = 0
+		}
+		if states != want {
+			t.Fatalf("hw.status has %d states at 1 on %v", states, attrs.AsRaw())
 		}
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/otelcol-accel/otelcol-accel/internal/accelschema/countcheck"
 	"github.com/otelcol-accel/otelcol-accel/internal/sharedcomponent"
 	"github.com/otelcol-accel/otelcol-accel/receiver/dcgmreceiver/internal/metadata"
 	"github.com/otelcol-accel/otelcol-accel/receiver/dcgmreceiver/internal/nvmltest"
@@ -154,6 +155,7 @@ func compareMetricsGolden(t *testing.T, name string, actual pmetric.Metrics) {
 	}
 	expected, err := golden.ReadMetrics(path)
 	require.NoError(t, err, "run go test -update to create %s", path)
+	require.Empty(t, countcheck.Violations(actual), "every quantity is counted once (internal/accelschema/countcheck)")
 	require.NoError(t, pmetrictest.CompareMetrics(expected, actual,
 		pmetrictest.IgnoreTimestamp(), pmetrictest.IgnoreStartTimestamp(),
 		// golden files are written sorted.

@@ -72,14 +72,14 @@ func newReceiver(set receiver.Settings, cfg *Config, w outside) (*dcgmReceiver, 
 		health: health.New(cfg.Health.XIDHold, 10*time.Minute+10*cfg.CollectionInterval),
 		warn:   ratelimit.New(warningPeriod).WithClock(w.now),
 	}
-	if name, err := w.hostname(); err == nil {
-		r.hostName = name
-	}
+	r.hostName = nodeName(w)
 	switch cfg.Source {
 	case SourceDCGMExporter:
 		r.src = exportersource.New(exportersource.Settings{
 			Client:        cfg.ClientConfig,
-			Decoder:       exportersource.Decoder{Filter: filter, ViolationUnit: cfg.ViolationUnit},
+			Decoder: exportersource.Decoder{
+				Filter: filter, ViolationUnit: cfg.ViolationUnit, PerPodUsage: cfg.PerPodUsage, HostName: r.hostName,
+			},
 			Telemetry:     set.TelemetrySettings,
 			ReportStatus:  r.reportStatus,
 			BackoffStart:  cfg.CollectionInterval,
@@ -131,6 +131,21 @@ func newReceiver(set receiver.Settings, cfg *Config, w outside) (*dcgmReceiver, 
 		return nil, err
 	}
 	return r, nil
+}
+
+// nodeName is the name of the node the collector runs on: $K8S_NODE_NAME
+// (the downward API's spec.nodeName, which the distribution's manifests
+// set), else the host name. In a pod without hostNetwork the host name is
+// the pod's own name, which is why the node name comes first; and it is
+// preferred to dcgm-exporter's Hostname label, which is the exporter's.
+func nodeName(w outside) string {
+	if name := w.getenv("K8S_NODE_NAME"); name != "" {
+		return name
+	}
+	if name, err := w.hostname(); err == nil {
+		return name
+	}
+	return ""
 }
 
 // wanted skips the costlier NVML reads when their metrics are all disabled.

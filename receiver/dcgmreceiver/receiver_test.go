@@ -196,8 +196,10 @@ func TestNVMLHealthEvents(t *testing.T) {
 		xids        map[int64]int64
 	}{
 		{nvmltest.UUID(2), accelschema.HWStateFailed, map[int64]int64{79: 1}},
-		{nvmltest.UUID(4), accelschema.HWStateOK, map[int64]int64{}},
-		{f.MIG(4)[0].UUID, accelschema.HWStateOK, map[int64]int64{31: 1}},
+		// The XID NVML attributed to GPU 4's MIG instance counts on GPU 4:
+		// hw.status and hw.errors are the physical GPU's alone.
+		{nvmltest.UUID(4), accelschema.HWStateOK, map[int64]int64{31: 1}},
+		{f.MIG(4)[0].UUID, "", map[int64]int64{}},
 		{nvmltest.UUID(5), accelschema.HWStateDegraded, map[int64]int64{}},
 		{nvmltest.UUID(6), accelschema.HWStateDegraded, map[int64]int64{}},
 		{nvmltest.UUID(7), accelschema.HWStateOK, map[int64]int64{}},

@@ -1,13 +1,14 @@
 package exportersource
 
 import (
+	"github.com/otelcol-accel/otelcol-accel/internal/accelschema"
 	"github.com/otelcol-accel/otelcol-accel/receiver/dcgmreceiver/internal/model"
 )
 
 const mib = 1 << 20
 
 // fieldFunc stores one DCGM field's value, converted to schema units, in the
-// group (device) it belongs to.
+// group (resource) it belongs to.
 type fieldFunc func(g *group, v float64, u units)
 
 // units says how the scraped exporter reports the fields whose unit changed
@@ -18,84 +19,132 @@ type units struct {
 	violationScale float64
 }
 
-// fields maps the DCGM fields the schema has a place for. Fields not listed
-// (DCGM_FI_DEV_MEM_COPY_UTIL: copy-engine busy time, not memory used;
-// DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL: neither direction nor unit is stated)
-// are skipped without complaint.
-var fields = map[string]fieldFunc{
-	"DCGM_FI_DEV_GPU_UTIL": func(g *group, v float64, _ units) { g.s.GPUUtil = model.Of(v / 100) },
-	"DCGM_FI_DEV_ENC_UTIL": func(g *group, v float64, _ units) { g.s.EncoderUtil = model.Of(v / 100) },
-	"DCGM_FI_DEV_DEC_UTIL": func(g *group, v float64, _ units) { g.s.DecoderUtil = model.Of(v / 100) },
+// field is one family the schema has a place for.
+type field struct {
+	name string
+	// metric is the schema metric the family feeds. Its counting
+	// (accelschema.Counting) says where a MIG instance's row goes: a
+	// device-scoped family measures the physical GPU, so the row's value is
+	// the GPU's (see rank); any other stays on the resource the row names.
+	metric string
+	apply  fieldFunc
+	// perPod stores one pod's reading, for the families dcgm-exporter 4.5+
+	// measures per pod on a shared GPU (per_pod_usage).
+	perPod func(s *model.Sample, pod string, v float64)
+	// byXID: one series per XID code, in the `xid` label.
+	byXID bool
 
-	"DCGM_FI_DEV_FB_USED":         func(g *group, v float64, _ units) { g.fbUsed = model.Of(v) },
-	"DCGM_FI_DEV_FB_FREE":         func(g *group, v float64, _ units) { g.fbFree = model.Of(v) },
-	"DCGM_FI_DEV_FB_RESERVED":     func(g *group, v float64, _ units) { g.fbReserved = model.Of(v) },
-	"DCGM_FI_DEV_FB_TOTAL":        func(g *group, v float64, _ units) { g.fbTotal = model.Of(v) },
-	"DCGM_FI_DEV_FB_USED_PERCENT": func(g *group, v float64, _ units) { g.fbUsedRatio = model.Of(v) },
+	device bool // set from metric at init
+}
 
-	"DCGM_FI_DEV_POWER_USAGE":              func(g *group, v float64, _ units) { g.s.Power = model.Of(v) },
-	"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION": func(g *group, v float64, _ units) { g.s.Energy = model.Of(v / 1000) },
+// fields maps the DCGM families the schema has a place for. Families not
+// listed (DCGM_FI_DEV_MEM_COPY_UTIL: copy-engine busy time, not memory
+// used; DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL: neither direction nor unit is
+// stated; the other DCGM_EXP_* window counts) are skipped without
+// complaint.
+var fields = []field{
+	{name: "DCGM_FI_DEV_GPU_UTIL", metric: accelschema.MetricGPUUtilization,
+		apply: func(g *group, v float64, _ units) { g.s.GPUUtil = model.Of(v / 100) },
+		perPod: func(s *model.Sample, pod string, v float64) {
+			s.PodGPUUtil = append(s.PodGPUUtil, model.PodReading{Pod: pod, V: v / 100})
+		}},
+	{name: "DCGM_FI_DEV_ENC_UTIL", metric: accelschema.MetricGPUUtilization, apply: func(g *group, v float64, _ units) { g.s.EncoderUtil = model.Of(v / 100) }},
+	{name: "DCGM_FI_DEV_DEC_UTIL", metric: accelschema.MetricGPUUtilization, apply: func(g *group, v float64, _ units) { g.s.DecoderUtil = model.Of(v / 100) }},
 
-	"DCGM_FI_DEV_GPU_TEMP":    func(g *group, v float64, _ units) { g.s.TempGPU = model.Of(v) },
-	"DCGM_FI_DEV_MEMORY_TEMP": func(g *group, v float64, _ units) { g.s.TempMemory = model.Of(v) },
+	{name: "DCGM_FI_DEV_FB_USED", metric: accelschema.MetricGPUMemoryUsage,
+		apply: func(g *group, v float64, _ units) { g.fbUsed = model.Of(v) },
+		perPod: func(s *model.Sample, pod string, v float64) {
+			s.PodMemUsed = append(s.PodMemUsed, model.PodReading{Pod: pod, V: v * mib})
+		}},
+	// Free, reserved and total are the size of what the row names: the
+	// GPU's on a GPU's row, the instance's on a MIG instance's. They stay
+	// where they were measured, as a partition's size does.
+	{name: "DCGM_FI_DEV_FB_FREE", metric: accelschema.MetricPartitionMemoryLimit, apply: func(g *group, v float64, _ units) { g.fbFree = model.Of(v) }},
+	{name: "DCGM_FI_DEV_FB_RESERVED", metric: accelschema.MetricPartitionMemoryLimit, apply: func(g *group, v float64, _ units) { g.fbReserved = model.Of(v) }},
+	{name: "DCGM_FI_DEV_FB_TOTAL", metric: accelschema.MetricPartitionMemoryLimit, apply: func(g *group, v float64, _ units) { g.fbTotal = model.Of(v) }},
+	{name: "DCGM_FI_DEV_FB_USED_PERCENT", metric: accelschema.MetricGPUMemoryUtilization, apply: func(g *group, v float64, _ units) { g.fbUsedRatio = model.Of(v) }},
 
-	"DCGM_FI_DEV_SM_CLOCK":  func(g *group, v float64, _ units) { g.s.ClockSM = model.Of(v * 1e6) },
-	"DCGM_FI_DEV_MEM_CLOCK": func(g *group, v float64, _ units) { g.s.ClockMemory = model.Of(v * 1e6) },
+	{name: "DCGM_FI_DEV_POWER_USAGE", metric: accelschema.MetricPower, apply: func(g *group, v float64, _ units) { g.s.Power = model.Of(v) }},
+	{name: "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", metric: accelschema.MetricEnergy, apply: func(g *group, v float64, _ units) { g.s.Energy = model.Of(v / 1000) }},
 
-	"DCGM_FI_DEV_POWER_VIOLATION":       violation(model.ThrottlePower),
-	"DCGM_FI_DEV_THERMAL_VIOLATION":     violation(model.ThrottleThermal),
-	"DCGM_FI_DEV_SYNC_BOOST_VIOLATION":  violation(model.ThrottleSyncBoost),
-	"DCGM_FI_DEV_BOARD_LIMIT_VIOLATION": violation(model.ThrottleBoardLimit),
-	"DCGM_FI_DEV_LOW_UTIL_VIOLATION":    violation(model.ThrottleLowUtil),
-	"DCGM_FI_DEV_RELIABILITY_VIOLATION": violation(model.ThrottleReliability),
-	"DCGM_FI_DEV_CLOCK_THROTTLE_REASONS": func(g *group, v float64, _ units) {
-		g.s.SetThrottleReasons(uint64(v))
-	},
-	"DCGM_FI_DEV_CLOCKS_EVENT_REASONS": func(g *group, v float64, _ units) {
-		g.s.SetThrottleReasons(uint64(v))
-	},
+	{name: "DCGM_FI_DEV_GPU_TEMP", metric: accelschema.MetricTemperature, apply: func(g *group, v float64, _ units) { g.s.TempGPU = model.Of(v) }},
+	{name: "DCGM_FI_DEV_MEMORY_TEMP", metric: accelschema.MetricTemperature, apply: func(g *group, v float64, _ units) { g.s.TempMemory = model.Of(v) }},
 
-	"DCGM_FI_DEV_PCIE_REPLAY_COUNTER": errorCount(model.ErrPCIeReplay),
-	"DCGM_FI_DEV_ECC_SBE_VOL_TOTAL":   errorCount(model.ErrECCCorrected),
-	"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL":   errorCount(model.ErrECCUncorrected),
+	{name: "DCGM_FI_DEV_SM_CLOCK", metric: accelschema.MetricClockFrequency, apply: func(g *group, v float64, _ units) { g.s.ClockSM = model.Of(v * 1e6) }},
+	{name: "DCGM_FI_DEV_MEM_CLOCK", metric: accelschema.MetricClockFrequency, apply: func(g *group, v float64, _ units) { g.s.ClockMemory = model.Of(v * 1e6) }},
+
+	{name: "DCGM_FI_DEV_POWER_VIOLATION", metric: accelschema.MetricThrottleTime, apply: violation(model.ThrottlePower)},
+	{name: "DCGM_FI_DEV_THERMAL_VIOLATION", metric: accelschema.MetricThrottleTime, apply: violation(model.ThrottleThermal)},
+	{name: "DCGM_FI_DEV_SYNC_BOOST_VIOLATION", metric: accelschema.MetricThrottleTime, apply: violation(model.ThrottleSyncBoost)},
+	{name: "DCGM_FI_DEV_BOARD_LIMIT_VIOLATION", metric: accelschema.MetricThrottleTime, apply: violation(model.ThrottleBoardLimit)},
+	{name: "DCGM_FI_DEV_LOW_UTIL_VIOLATION", metric: accelschema.MetricThrottleTime, apply: violation(model.ThrottleLowUtil)},
+	{name: "DCGM_FI_DEV_RELIABILITY_VIOLATION", metric: accelschema.MetricThrottleTime, apply: violation(model.ThrottleReliability)},
+	{name: "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", metric: accelschema.MetricThrottleActive, apply: throttleReasons},
+	{name: "DCGM_FI_DEV_CLOCKS_EVENT_REASONS", metric: accelschema.MetricThrottleActive, apply: throttleReasons},
+
+	{name: "DCGM_FI_DEV_PCIE_REPLAY_COUNTER", metric: accelschema.MetricErrors, apply: errorCount(model.ErrPCIeReplay)},
+	{name: "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", metric: accelschema.MetricErrors, apply: errorCount(model.ErrECCCorrected)},
+	{name: "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", metric: accelschema.MetricErrors, apply: errorCount(model.ErrECCUncorrected)},
 	// Flit and data CRC errors are both CRC errors: they add up.
-	"DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL": addErrorCount(model.ErrNVLinkCRC),
-	"DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL": addErrorCount(model.ErrNVLinkCRC),
-	"DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL":   errorCount(model.ErrNVLinkReplay),
-	"DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL": errorCount(model.ErrNVLinkRecovery),
-	"DCGM_FI_DEV_XID_ERRORS":                        func(g *group, v float64, _ units) { g.s.LastXID = model.Of(v) },
+	{name: "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", metric: accelschema.MetricErrors, apply: addErrorCount(model.ErrNVLinkCRC)},
+	{name: "DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL", metric: accelschema.MetricErrors, apply: addErrorCount(model.ErrNVLinkCRC)},
+	{name: "DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL", metric: accelschema.MetricErrors, apply: errorCount(model.ErrNVLinkReplay)},
+	{name: "DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL", metric: accelschema.MetricErrors, apply: errorCount(model.ErrNVLinkRecovery)},
+	// The last XID (4.x adds err_code/err_msg labels, which change nothing
+	// here), and newer exporters' count of each XID over a window.
+	{name: "DCGM_FI_DEV_XID_ERRORS", metric: accelschema.MetricErrors, apply: func(g *group, v float64, _ units) { g.s.LastXID = model.Of(v) }},
+	{name: "DCGM_EXP_XID_ERRORS_COUNT", metric: accelschema.MetricErrors, byXID: true},
 
-	"DCGM_FI_PROF_GR_ENGINE_ACTIVE":   func(g *group, v float64, _ units) { g.s.GREngineActive = model.Of(v) },
-	"DCGM_FI_PROF_SM_ACTIVE":          func(g *group, v float64, _ units) { g.s.SMActive = model.Of(v) },
-	"DCGM_FI_PROF_SM_OCCUPANCY":       func(g *group, v float64, _ units) { g.s.SMOccupancy = model.Of(v) },
-	"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE": func(g *group, v float64, _ units) { g.s.TensorActive = model.Of(v) },
-	"DCGM_FI_PROF_DRAM_ACTIVE":        func(g *group, v float64, _ units) { g.s.DRAMActive = model.Of(v) },
+	{name: "DCGM_FI_PROF_GR_ENGINE_ACTIVE", metric: accelschema.MetricGREngineActive, apply: func(g *group, v float64, _ units) { g.s.GREngineActive = model.Of(v) }},
+	{name: "DCGM_FI_PROF_SM_ACTIVE", metric: accelschema.MetricSMActive, apply: func(g *group, v float64, _ units) { g.s.SMActive = model.Of(v) }},
+	{name: "DCGM_FI_PROF_SM_OCCUPANCY", metric: accelschema.MetricSMOccupancy, apply: func(g *group, v float64, _ units) { g.s.SMOccupancy = model.Of(v) }},
+	{name: "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", metric: accelschema.MetricTensorActive, apply: func(g *group, v float64, _ units) { g.s.TensorActive = model.Of(v) }},
+	{name: "DCGM_FI_PROF_DRAM_ACTIVE", metric: accelschema.MetricDRAMActive, apply: func(g *group, v float64, _ units) { g.s.DRAMActive = model.Of(v) }},
 
 	// PROF_*_BYTES are rates in bytes per second despite their names.
-	"DCGM_FI_PROF_PCIE_TX_BYTES":   linkRate(model.LinkPCIe, model.DirTransmit),
-	"DCGM_FI_PROF_PCIE_RX_BYTES":   linkRate(model.LinkPCIe, model.DirReceive),
-	"DCGM_FI_PROF_NVLINK_TX_BYTES": linkRate(model.LinkNVLink, model.DirTransmit),
-	"DCGM_FI_PROF_NVLINK_RX_BYTES": linkRate(model.LinkNVLink, model.DirReceive),
+	{name: "DCGM_FI_PROF_PCIE_TX_BYTES", metric: accelschema.MetricLinkThroughput, apply: linkRate(model.LinkPCIe, model.DirTransmit)},
+	{name: "DCGM_FI_PROF_PCIE_RX_BYTES", metric: accelschema.MetricLinkThroughput, apply: linkRate(model.LinkPCIe, model.DirReceive)},
+	{name: "DCGM_FI_PROF_NVLINK_TX_BYTES", metric: accelschema.MetricLinkThroughput, apply: linkRate(model.LinkNVLink, model.DirTransmit)},
+	{name: "DCGM_FI_PROF_NVLINK_RX_BYTES", metric: accelschema.MetricLinkThroughput, apply: linkRate(model.LinkNVLink, model.DirReceive)},
 	// The 1.x/2.x NVML-based PCIe throughput, in KB/s; used only when the
 	// profiling field is absent.
-	"DCGM_FI_DEV_PCIE_TX_THROUGHPUT": func(g *group, v float64, _ units) { g.pcieLegacy[model.DirTransmit] = model.Of(v * 1024) },
-	"DCGM_FI_DEV_PCIE_RX_THROUGHPUT": func(g *group, v float64, _ units) { g.pcieLegacy[model.DirReceive] = model.Of(v * 1024) },
+	{name: "DCGM_FI_DEV_PCIE_TX_THROUGHPUT", metric: accelschema.MetricLinkThroughput,
+		apply: func(g *group, v float64, _ units) { g.pcieLegacy[model.DirTransmit] = model.Of(v * 1024) }},
+	{name: "DCGM_FI_DEV_PCIE_RX_THROUGHPUT", metric: accelschema.MetricLinkThroughput,
+		apply: func(g *group, v float64, _ units) { g.pcieLegacy[model.DirReceive] = model.Of(v * 1024) }},
 
-	"DCGM_FI_DEV_RETIRED_SBE": func(g *group, v float64, _ units) {
+	{name: "DCGM_FI_DEV_RETIRED_SBE", metric: accelschema.MetricRetiredPages, apply: func(g *group, v float64, _ units) {
 		g.s.RetiredPages[model.RetiredSingleBit] = model.Of(v)
-	},
-	"DCGM_FI_DEV_RETIRED_DBE": func(g *group, v float64, _ units) {
+	}},
+	{name: "DCGM_FI_DEV_RETIRED_DBE", metric: accelschema.MetricRetiredPages, apply: func(g *group, v float64, _ units) {
 		g.s.RetiredPages[model.RetiredDoubleBit] = model.Of(v)
-	},
-	"DCGM_FI_DEV_RETIRED_PENDING": func(g *group, v float64, _ units) {
+	}},
+	{name: "DCGM_FI_DEV_RETIRED_PENDING", metric: accelschema.MetricRetiredPages, apply: func(g *group, v float64, _ units) {
 		g.s.RetiredPages[model.RetiredPending] = model.Of(v)
 		g.s.RetirementPending = model.Bool(v > 0)
-	},
-	"DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS":   func(g *group, v float64, _ units) { g.s.RemappedCorrectable = model.Of(v) },
-	"DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS": func(g *group, v float64, _ units) { g.s.RemappedUncorrectable = model.Of(v) },
-	"DCGM_FI_DEV_ROW_REMAP_FAILURE":           func(g *group, v float64, _ units) { g.s.RemapFailed = model.Bool(v > 0) },
-	"DCGM_FI_DEV_ROW_REMAP_PENDING":           func(g *group, v float64, _ units) { g.s.RemapPending = model.Bool(v > 0) },
+	}},
+	{name: "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", metric: accelschema.MetricRemappedRows, apply: func(g *group, v float64, _ units) { g.s.RemappedCorrectable = model.Of(v) }},
+	{name: "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", metric: accelschema.MetricRemappedRows, apply: func(g *group, v float64, _ units) { g.s.RemappedUncorrectable = model.Of(v) }},
+	{name: "DCGM_FI_DEV_ROW_REMAP_FAILURE", metric: accelschema.MetricRowRemapFailed, apply: func(g *group, v float64, _ units) { g.s.RemapFailed = model.Bool(v > 0) }},
+	{name: "DCGM_FI_DEV_ROW_REMAP_PENDING", metric: accelschema.MetricRowRemapPending, apply: func(g *group, v float64, _ units) { g.s.RemapPending = model.Bool(v > 0) }},
 }
+
+// fieldIndex finds a family's entry in fields.
+var fieldIndex = func() map[string]int {
+	out := make(map[string]int, len(fields))
+	for i := range fields {
+		f := &fields[i]
+		def, ok := accelschema.LookupMetric(f.metric)
+		if !ok {
+			panic("exportersource: " + f.name + " feeds unregistered metric " + f.metric)
+		}
+		f.device = def.Counted == accelschema.CountedPerDevice
+		out[f.name] = i
+	}
+	return out
+}()
+
+func throttleReasons(g *group, v float64, _ units) { g.s.SetThrottleReasons(uint64(v)) }
 
 func violation(reason int) fieldFunc {
 	return func(g *group, v float64, u units) { g.s.ThrottleTime[reason] = model.Of(v * u.violationScale) }

@@ -12,7 +12,14 @@
 // last XID, not a count) changes to a non-zero value. The value it holds
 // when a device is first seen is taken as the baseline and not announced:
 // its age is unknown, and re-announcing it on every restart would trigger
-// the same drain twice.
+// the same drain twice. Newer dcgm-exporters also print
+// DCGM_EXP_XID_ERRORS_COUNT, how often each XID was seen in a window; where
+// a GPU reports it, its growth is what is counted and announced (it sees a
+// repeat of the same XID, which the last XID cannot), with the same
+// first-scrape baseline.
+//
+// Health is the physical GPU's: hw.status and the XID counts are reported
+// on the GPU, its MIG instances' XIDs included.
 package health
 
 import (
@@ -68,6 +75,12 @@ type device struct {
 	eccUncorrected float64
 	lastXID        float64
 	xidBaseline    bool
+
+	// xidWindow is the last DCGM_EXP_XID_ERRORS_COUNT seen, by code;
+	// windowed is set once the device has reported one, from then on its
+	// XIDs are counted from the window, not from the last XID.
+	xidWindow map[int]int64
+	windowed  bool
 }
 
 type heldXID struct {
@@ -142,13 +155,49 @@ func (t *Tracker) observeSample(d *device, s *model.Sample, now time.Time, out [
 			d.eccUncorrected = r.v.V
 		}
 	}
-	if s.LastXID.OK {
+	switch {
+	case s.XIDWindow != nil:
+		out = t.observeXIDWindow(d, s.XIDWindow, now, out)
+	case d.windowed:
+		// The window emptied: dcgm-exporter prints no series for a code
+		// it has not seen lately.
+		clear(d.xidWindow)
+	case s.LastXID.OK:
 		code := s.LastXID.V
 		if d.xidBaseline && code != d.lastXID && code != 0 {
-			out = append(out, t.xid(d, int(code), now))
+			out = append(out, t.xid(d, int(code), now, 1))
 		}
 		d.lastXID, d.xidBaseline = code, true
 	}
+	return out
+}
+
+// observeXIDWindow counts the XIDs that entered dcgm-exporter's window
+// since the last scrape: a code whose count grew was seen that many more
+// times. The counts of the first scrape that shows the window are a
+// baseline of unknown age, as the last XID's is. A count that shrank lost
+// old XIDs from the window; XIDs that arrive as others leave between two
+// scrapes are not visible in the window (scrape more often than it is long).
+// Over the last XID, the window also sees a repeat of the same XID.
+func (t *Tracker) observeXIDWindow(d *device, window []model.XIDWindowCount, now time.Time, out []Record) []Record {
+	first := !d.windowed
+	if d.xidWindow == nil {
+		d.xidWindow = map[int]int64{}
+	}
+	seen := make(map[int]bool, len(window))
+	for _, c := range window {
+		seen[c.Code] = true
+		if grown := c.Count - d.xidWindow[c.Code]; !first && grown > 0 && c.Code != 0 {
+			out = append(out, t.xid(d, c.Code, now, grown))
+		}
+		d.xidWindow[c.Code] = c.Count
+	}
+	for code := range d.xidWindow {
+		if !seen[code] {
+			delete(d.xidWindow, code)
+		}
+	}
+	d.windowed = true
 	return out
 }
 
@@ -160,7 +209,7 @@ func (t *Tracker) ObserveEvent(e model.Event) []Record {
 	d := t.device(e.Device, e.Time)
 	switch e.Kind {
 	case model.EventXID:
-		return []Record{t.xid(d, e.Code, e.Time)}
+		return []Record{t.xid(d, e.Code, e.Time, 1)}
 	case model.EventRecoveryAction:
 		class := xid.RecoveryAction(e.Code)
 		if class.State == accelschema.HWStateOK {
@@ -186,15 +235,21 @@ func (t *Tracker) ObserveEvent(e model.Event) []Record {
 	return nil
 }
 
-func (t *Tracker) xid(d *device, code int, now time.Time) Record {
+// xid counts times occurrences of an XID and returns one health event for
+// them.
+func (t *Tracker) xid(d *device, code int, now time.Time, times int64) Record {
 	class := xid.Lookup(code)
-	d.counts[code]++
+	d.counts[code] += times
 	if class.State != accelschema.HWStateOK {
 		d.held = append(d.held, heldXID{class: class, until: now.Add(t.xidHold)})
 	}
+	seen := ""
+	if times > 1 {
+		seen = fmt.Sprintf(" (%d times since the last scrape)", times)
+	}
 	return Record{
 		Device: d.id, Time: now, EventName: accelschema.EventXID, XID: code, Class: class,
-		Message: fmt.Sprintf("XID %d (%s) on %s: %s. Recommended action: %s.", code, class.Mnemonic, d.id.HWID, class.Description, class.Action),
+		Message: fmt.Sprintf("XID %d (%s) on %s%s: %s. Recommended action: %s.", code, class.Mnemonic, d.id.HWID, seen, class.Description, class.Action),
 	}
 }
 
@@ -251,14 +306,21 @@ func recoveryActionName(action int) string {
 }
 
 // State returns the hw.state of a device at now: the worst of its active
-// conditions and held XIDs; a MIG instance is also at least as bad as its
-// GPU.
+// conditions and held XIDs. A GPU is also at least as bad as any of its MIG
+// instances (an XID NVML attributes to an instance is still the GPU's
+// health, and hw.status lives on the GPU alone); a MIG instance is at least
+// as bad as its GPU.
 func (t *Tracker) State(id model.Identity, now time.Time) string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	state := t.stateLocked(id.HWID, now)
 	if id.Parent != "" {
-		state = xid.Worse(state, t.stateLocked(id.Parent, now))
+		return xid.Worse(state, t.stateLocked(id.Parent, now))
+	}
+	for hwID, d := range t.devices {
+		if d.id.Parent == id.HWID && hwID != id.HWID {
+			state = xid.Worse(state, t.stateLocked(hwID, now))
+		}
 	}
 	return state
 }
@@ -285,17 +347,25 @@ func (t *Tracker) stateLocked(hwID string, now time.Time) string {
 	return state
 }
 
-// XIDCounts returns how many times each XID was seen on a device since the
-// receiver started, ordered by code.
+// XIDCounts returns how many times each XID was seen on a GPU since the
+// receiver started, those seen on its MIG instances included (hw.errors is
+// counted once per physical device), ordered by code.
 func (t *Tracker) XIDCounts(hwID string) []XIDCount {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	d, ok := t.devices[hwID]
-	if !ok || len(d.counts) == 0 {
+	total := map[int]int64{}
+	for id, d := range t.devices {
+		if id == hwID || d.id.Parent == hwID {
+			for code, n := range d.counts {
+				total[code] += n
+			}
+		}
+	}
+	if len(total) == 0 {
 		return nil
 	}
-	out := make([]XIDCount, 0, len(d.counts))
-	for code, n := range d.counts {
+	out := make([]XIDCount, 0, len(total))
+	for code, n := range total {
 		out = append(out, XIDCount{Code: code, Count: n})
 	}
 	slices.SortFunc(out, func(a, b XIDCount) int { return a.Code - b.Code })

@@ -200,11 +200,55 @@ func TestMIGInheritsItsGPUsState(t *testing.T) {
 	p.RemapFailed = model.Of(1)
 	tr.Observe(snap(t0, p, model.Sample{Identity: inst}))
 	assert.Equal(t, accelschema.HWStatePredictedFailure, tr.State(inst, t0))
+}
 
-	// An XID on the instance does not touch its GPU.
-	tr.ObserveEvent(model.Event{Device: inst, Time: t0, Kind: model.EventXID, Code: 43})
-	assert.Equal(t, []XIDCount{{43, 1}}, tr.XIDCounts("MIG-1"))
-	assert.Nil(t, tr.XIDCounts("GPU-a"))
+// hw.status and hw.errors live on the GPU alone (counted once per physical
+// device), so what NVML attributes to a MIG instance counts on its GPU.
+func TestGPUCarriesItsMIGInstancesHealth(t *testing.T) {
+	tr := New(10*time.Minute, time.Hour)
+	parent, other := gpu("GPU-a"), gpu("GPU-b")
+	inst := model.Identity{HWID: "MIG-1", Parent: "GPU-a", PartitionType: accelschema.PartitionMIG, GPUInstanceID: 1, ComputeInstanceID: 0}
+	tr.Observe(snap(t0, healthy(parent), healthy(other), model.Sample{Identity: inst}))
+
+	recs := tr.ObserveEvent(model.Event{Device: inst, Time: t0, Kind: model.EventXID, Code: 95})
+	require.Len(t, recs, 1)
+	assert.Equal(t, "MIG-1", recs[0].Device.HWID, "the event names the instance it happened in")
+	tr.ObserveEvent(model.Event{Device: parent, Time: t0, Kind: model.EventXID, Code: 95})
+	tr.ObserveEvent(model.Event{Device: parent, Time: t0, Kind: model.EventXID, Code: 13})
+
+	assert.Equal(t, []XIDCount{{13, 1}, {95, 2}}, tr.XIDCounts("GPU-a"), "the GPU's own XIDs and its instance's")
+	assert.Equal(t, accelschema.HWStateFailed, tr.State(parent, t0), "XID 95 in an instance leaves its GPU failed")
+	assert.Equal(t, accelschema.HWStateOK, tr.State(other, t0))
+	assert.Nil(t, tr.XIDCounts("GPU-b"))
+}
+
+// DCGM_EXP_XID_ERRORS_COUNT counts XIDs in a window: growth is what
+// happened since the last scrape, and it sees repeats of one XID.
+func TestExporterXIDWindow(t *testing.T) {
+	tr := New(10*time.Minute, time.Hour)
+	id := gpu("GPU-a")
+	at := func(m int, window ...model.XIDWindowCount) []Record {
+		s := healthy(id)
+		s.LastXID = model.Of(48) // ignored once the window is reported
+		s.XIDWindow = window
+		return tr.Observe(snap(t0.Add(time.Duration(m)*time.Minute), s))
+	}
+	assert.Empty(t, at(0, model.XIDWindowCount{Code: 13, Count: 2}), "the first window is a baseline of unknown age")
+	assert.Empty(t, at(1, model.XIDWindowCount{Code: 13, Count: 2}), "unchanged")
+
+	recs := at(2, model.XIDWindowCount{Code: 13, Count: 3}, model.XIDWindowCount{Code: 48, Count: 2})
+	require.Len(t, recs, 2, "one event per code that grew")
+	assert.Equal(t, 13, recs[0].XID)
+	assert.Equal(t, 48, recs[1].XID)
+	assert.Contains(t, recs[1].Message, "(2 times since the last scrape)")
+	assert.Equal(t, []XIDCount{{13, 1}, {48, 2}}, tr.XIDCounts("GPU-a"))
+	assert.Equal(t, accelschema.HWStateFailed, tr.State(id, t0.Add(2*time.Minute)))
+
+	assert.Empty(t, at(3, model.XIDWindowCount{Code: 48, Count: 1}), "XIDs leaving the window are not new ones")
+	assert.Empty(t, at(4), "the window emptied; the last XID is not counted again")
+	recs = at(5, model.XIDWindowCount{Code: 13, Count: 1})
+	require.Len(t, recs, 1, "13 entered the emptied window again")
+	assert.Equal(t, []XIDCount{{13, 2}, {48, 2}}, tr.XIDCounts("GPU-a"))
 }
 
 func TestForgetsDevicesThatAreGone(t *testing.T) {

@@ -438,6 +438,26 @@ func (ms *AcceleratorMpsServersMetricConfig) Unmarshal(parser *confmap.Conf) err
 	return nil
 }
 
+// AcceleratorPartitionMemoryLimitMetricConfig provides config for the accelerator.partition.memory.limit metric.
+type AcceleratorPartitionMemoryLimitMetricConfig struct {
+	Enabled          bool `mapstructure:"enabled"`
+	enabledSetByUser bool
+}
+
+func (ms *AcceleratorPartitionMemoryLimitMetricConfig) Unmarshal(parser *confmap.Conf) error {
+	if parser == nil {
+		return nil
+	}
+
+	err := parser.Unmarshal(ms)
+	if err != nil {
+		return err
+	}
+
+	ms.enabledSetByUser = parser.IsSet("enabled")
+	return nil
+}
+
 // AcceleratorProcessMemoryUsageMetricAttributeKey specifies the key of an attribute for the accelerator.process.memory.usage metric.
 type AcceleratorProcessMemoryUsageMetricAttributeKey string
 
@@ -776,7 +796,8 @@ func (ms *HwGpuMemoryUtilizationMetricConfig) Unmarshal(parser *confmap.Conf) er
 type HwGpuUtilizationMetricAttributeKey string
 
 const (
-	HwGpuUtilizationMetricAttributeKeyHwGpuTask HwGpuUtilizationMetricAttributeKey = "hw.gpu.task"
+	HwGpuUtilizationMetricAttributeKeyHwGpuTask              HwGpuUtilizationMetricAttributeKey = "hw.gpu.task"
+	HwGpuUtilizationMetricAttributeKeyAcceleratorConsumerPod HwGpuUtilizationMetricAttributeKey = "accelerator.consumer.pod"
 )
 
 // HwGpuUtilizationMetricConfig provides config for the hw.gpu.utilization metric.
@@ -805,9 +826,9 @@ func (ms *HwGpuUtilizationMetricConfig) Unmarshal(parser *confmap.Conf) error {
 func (ms *HwGpuUtilizationMetricConfig) Validate() error {
 	for _, val := range ms.EnabledAttributes {
 		switch val {
-		case HwGpuUtilizationMetricAttributeKeyHwGpuTask:
+		case HwGpuUtilizationMetricAttributeKeyHwGpuTask, HwGpuUtilizationMetricAttributeKeyAcceleratorConsumerPod:
 		default:
-			return fmt.Errorf("metric hw.gpu.utilization doesn't have an attribute %v, valid attributes: [hw.gpu.task]", val)
+			return fmt.Errorf("metric hw.gpu.utilization doesn't have an attribute %v, valid attributes: [hw.gpu.task, accelerator.consumer.pod]", val)
 		}
 	}
 
@@ -951,6 +972,7 @@ type MetricsConfig struct {
 	AcceleratorMpsActiveThreadPercentage AcceleratorMpsActiveThreadPercentageMetricConfig `mapstructure:"accelerator.mps.active_thread_percentage"`
 	AcceleratorMpsDaemonUp               AcceleratorMpsDaemonUpMetricConfig               `mapstructure:"accelerator.mps.daemon.up"`
 	AcceleratorMpsServers                AcceleratorMpsServersMetricConfig                `mapstructure:"accelerator.mps.servers"`
+	AcceleratorPartitionMemoryLimit      AcceleratorPartitionMemoryLimitMetricConfig      `mapstructure:"accelerator.partition.memory.limit"`
 	AcceleratorProcessMemoryUsage        AcceleratorProcessMemoryUsageMetricConfig        `mapstructure:"accelerator.process.memory.usage"`
 	AcceleratorProcessUtilization        AcceleratorProcessUtilizationMetricConfig        `mapstructure:"accelerator.process.utilization"`
 	AcceleratorSmActive                  AcceleratorSmActiveMetricConfig                  `mapstructure:"accelerator.sm.active"`
@@ -1021,6 +1043,9 @@ func DefaultMetricsConfig() MetricsConfig {
 		AcceleratorMpsServers: AcceleratorMpsServersMetricConfig{
 			Enabled: true,
 		},
+		AcceleratorPartitionMemoryLimit: AcceleratorPartitionMemoryLimitMetricConfig{
+			Enabled: true,
+		},
 		AcceleratorProcessMemoryUsage: AcceleratorProcessMemoryUsageMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
@@ -1065,7 +1090,7 @@ func DefaultMetricsConfig() MetricsConfig {
 		HwGpuUtilization: HwGpuUtilizationMetricConfig{
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategyAvg,
-			EnabledAttributes:   []HwGpuUtilizationMetricAttributeKey{HwGpuUtilizationMetricAttributeKeyHwGpuTask},
+			EnabledAttributes:   []HwGpuUtilizationMetricAttributeKey{HwGpuUtilizationMetricAttributeKeyHwGpuTask, HwGpuUtilizationMetricAttributeKeyAcceleratorConsumerPod},
 		},
 		HwPower: HwPowerMetricConfig{
 			Enabled: true,
@@ -1112,6 +1137,11 @@ func (rac *ResourceAttributeConfig) Unmarshal(parser *confmap.Conf) error {
 // ResourceAttributesConfig provides config for dcgm resource attributes.
 type ResourceAttributesConfig struct {
 	AcceleratorDeviceIndex          ResourceAttributeConfig `mapstructure:"accelerator.device.index"`
+	AcceleratorDraClaimName         ResourceAttributeConfig `mapstructure:"accelerator.dra.claim.name"`
+	AcceleratorDraClaimNamespace    ResourceAttributeConfig `mapstructure:"accelerator.dra.claim.namespace"`
+	AcceleratorDraDevice            ResourceAttributeConfig `mapstructure:"accelerator.dra.device"`
+	AcceleratorDraDriver            ResourceAttributeConfig `mapstructure:"accelerator.dra.driver"`
+	AcceleratorDraPool              ResourceAttributeConfig `mapstructure:"accelerator.dra.pool"`
 	AcceleratorKind                 ResourceAttributeConfig `mapstructure:"accelerator.kind"`
 	AcceleratorMigComputeInstanceID ResourceAttributeConfig `mapstructure:"accelerator.mig.compute_instance.id"`
 	AcceleratorMigGpuInstanceID     ResourceAttributeConfig `mapstructure:"accelerator.mig.gpu_instance.id"`
@@ -1135,6 +1165,21 @@ type ResourceAttributesConfig struct {
 func DefaultResourceAttributesConfig() ResourceAttributesConfig {
 	return ResourceAttributesConfig{
 		AcceleratorDeviceIndex: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		AcceleratorDraClaimName: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		AcceleratorDraClaimNamespace: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		AcceleratorDraDevice: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		AcceleratorDraDriver: ResourceAttributeConfig{
+			Enabled: true,
+		},
+		AcceleratorDraPool: ResourceAttributeConfig{
 			Enabled: true,
 		},
 		AcceleratorKind: ResourceAttributeConfig{

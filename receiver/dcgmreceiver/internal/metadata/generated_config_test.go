@@ -77,6 +77,9 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					AcceleratorMpsServers: AcceleratorMpsServersMetricConfig{
 						Enabled: true,
 					},
+					AcceleratorPartitionMemoryLimit: AcceleratorPartitionMemoryLimitMetricConfig{
+						Enabled: true,
+					},
 					AcceleratorProcessMemoryUsage: AcceleratorProcessMemoryUsageMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
@@ -121,7 +124,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					HwGpuUtilization: HwGpuUtilizationMetricConfig{
 						Enabled:             true,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwGpuUtilizationMetricAttributeKey{HwGpuUtilizationMetricAttributeKeyHwGpuTask},
+						EnabledAttributes:   []HwGpuUtilizationMetricAttributeKey{HwGpuUtilizationMetricAttributeKeyHwGpuTask, HwGpuUtilizationMetricAttributeKeyAcceleratorConsumerPod},
 					},
 					HwPower: HwPowerMetricConfig{
 						Enabled: true,
@@ -139,6 +142,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 				},
 				ResourceAttributes: ResourceAttributesConfig{
 					AcceleratorDeviceIndex:          ResourceAttributeConfig{Enabled: true},
+					AcceleratorDraClaimName:         ResourceAttributeConfig{Enabled: true},
+					AcceleratorDraClaimNamespace:    ResourceAttributeConfig{Enabled: true},
+					AcceleratorDraDevice:            ResourceAttributeConfig{Enabled: true},
+					AcceleratorDraDriver:            ResourceAttributeConfig{Enabled: true},
+					AcceleratorDraPool:              ResourceAttributeConfig{Enabled: true},
 					AcceleratorKind:                 ResourceAttributeConfig{Enabled: true},
 					AcceleratorMigComputeInstanceID: ResourceAttributeConfig{Enabled: true},
 					AcceleratorMigGpuInstanceID:     ResourceAttributeConfig{Enabled: true},
@@ -215,6 +223,9 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					AcceleratorMpsServers: AcceleratorMpsServersMetricConfig{
 						Enabled: false,
 					},
+					AcceleratorPartitionMemoryLimit: AcceleratorPartitionMemoryLimitMetricConfig{
+						Enabled: false,
+					},
 					AcceleratorProcessMemoryUsage: AcceleratorProcessMemoryUsageMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
@@ -259,7 +270,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 					HwGpuUtilization: HwGpuUtilizationMetricConfig{
 						Enabled:             false,
 						AggregationStrategy: AggregationStrategyAvg,
-						EnabledAttributes:   []HwGpuUtilizationMetricAttributeKey{HwGpuUtilizationMetricAttributeKeyHwGpuTask},
+						EnabledAttributes:   []HwGpuUtilizationMetricAttributeKey{HwGpuUtilizationMetricAttributeKeyHwGpuTask, HwGpuUtilizationMetricAttributeKeyAcceleratorConsumerPod},
 					},
 					HwPower: HwPowerMetricConfig{
 						Enabled: false,
@@ -277,6 +288,11 @@ func TestMetricsBuilderConfig(t *testing.T) {
 				},
 				ResourceAttributes: ResourceAttributesConfig{
 					AcceleratorDeviceIndex:          ResourceAttributeConfig{Enabled: false},
+					AcceleratorDraClaimName:         ResourceAttributeConfig{Enabled: false},
+					AcceleratorDraClaimNamespace:    ResourceAttributeConfig{Enabled: false},
+					AcceleratorDraDevice:            ResourceAttributeConfig{Enabled: false},
+					AcceleratorDraDriver:            ResourceAttributeConfig{Enabled: false},
+					AcceleratorDraPool:              ResourceAttributeConfig{Enabled: false},
 					AcceleratorKind:                 ResourceAttributeConfig{Enabled: false},
 					AcceleratorMigComputeInstanceID: ResourceAttributeConfig{Enabled: false},
 					AcceleratorMigGpuInstanceID:     ResourceAttributeConfig{Enabled: false},
@@ -302,7 +318,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(AcceleratorClockFrequencyMetricConfig{}, AcceleratorClockThrottleActiveMetricConfig{}, AcceleratorClockThrottleTimeMetricConfig{}, AcceleratorDramActiveMetricConfig{}, AcceleratorGrEngineActiveMetricConfig{}, AcceleratorLinkThroughputMetricConfig{}, AcceleratorMemoryRemappedRowsMetricConfig{}, AcceleratorMemoryRetiredPagesMetricConfig{}, AcceleratorMemoryRowRemapFailedMetricConfig{}, AcceleratorMemoryRowRemapPendingMetricConfig{}, AcceleratorMpsActiveThreadPercentageMetricConfig{}, AcceleratorMpsDaemonUpMetricConfig{}, AcceleratorMpsServersMetricConfig{}, AcceleratorProcessMemoryUsageMetricConfig{}, AcceleratorProcessUtilizationMetricConfig{}, AcceleratorSmActiveMetricConfig{}, AcceleratorSmOccupancyMetricConfig{}, AcceleratorTensorActiveMetricConfig{}, HwEnergyMetricConfig{}, HwErrorsMetricConfig{}, HwGpuIoMetricConfig{}, HwGpuMemoryLimitMetricConfig{}, HwGpuMemoryUsageMetricConfig{}, HwGpuMemoryUtilizationMetricConfig{}, HwGpuUtilizationMetricConfig{}, HwPowerMetricConfig{}, HwStatusMetricConfig{}, HwTemperatureMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(AcceleratorClockFrequencyMetricConfig{}, AcceleratorClockThrottleActiveMetricConfig{}, AcceleratorClockThrottleTimeMetricConfig{}, AcceleratorDramActiveMetricConfig{}, AcceleratorGrEngineActiveMetricConfig{}, AcceleratorLinkThroughputMetricConfig{}, AcceleratorMemoryRemappedRowsMetricConfig{}, AcceleratorMemoryRetiredPagesMetricConfig{}, AcceleratorMemoryRowRemapFailedMetricConfig{}, AcceleratorMemoryRowRemapPendingMetricConfig{}, AcceleratorMpsActiveThreadPercentageMetricConfig{}, AcceleratorMpsDaemonUpMetricConfig{}, AcceleratorMpsServersMetricConfig{}, AcceleratorPartitionMemoryLimitMetricConfig{}, AcceleratorProcessMemoryUsageMetricConfig{}, AcceleratorProcessUtilizationMetricConfig{}, AcceleratorSmActiveMetricConfig{}, AcceleratorSmOccupancyMetricConfig{}, AcceleratorTensorActiveMetricConfig{}, HwEnergyMetricConfig{}, HwErrorsMetricConfig{}, HwGpuIoMetricConfig{}, HwGpuMemoryLimitMetricConfig{}, HwGpuMemoryUsageMetricConfig{}, HwGpuMemoryUtilizationMetricConfig{}, HwGpuUtilizationMetricConfig{}, HwPowerMetricConfig{}, HwStatusMetricConfig{}, HwTemperatureMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}
@@ -432,7 +448,7 @@ func TestHwGpuUtilizationMetricsConfig_Validate(t *testing.T) {
 	require.NoError(t, cfg.Validate())
 
 	cfg.EnabledAttributes = []HwGpuUtilizationMetricAttributeKey{"invalid"}
-	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.utilization doesn't have an attribute invalid, valid attributes: [hw.gpu.task]")
+	require.ErrorContains(t, cfg.Validate(), "metric hw.gpu.utilization doesn't have an attribute invalid, valid attributes: [hw.gpu.task, accelerator.consumer.pod]")
 
 	cfg = DefaultMetricsConfig().HwGpuUtilization
 	cfg.AggregationStrategy = "invalid"
@@ -486,6 +502,11 @@ func TestResourceAttributesConfig(t *testing.T) {
 			name: "all_set",
 			want: ResourceAttributesConfig{
 				AcceleratorDeviceIndex:          ResourceAttributeConfig{Enabled: true},
+				AcceleratorDraClaimName:         ResourceAttributeConfig{Enabled: true},
+				AcceleratorDraClaimNamespace:    ResourceAttributeConfig{Enabled: true},
+				AcceleratorDraDevice:            ResourceAttributeConfig{Enabled: true},
+				AcceleratorDraDriver:            ResourceAttributeConfig{Enabled: true},
+				AcceleratorDraPool:              ResourceAttributeConfig{Enabled: true},
 				AcceleratorKind:                 ResourceAttributeConfig{Enabled: true},
 				AcceleratorMigComputeInstanceID: ResourceAttributeConfig{Enabled: true},
 				AcceleratorMigGpuInstanceID:     ResourceAttributeConfig{Enabled: true},
@@ -510,6 +531,11 @@ func TestResourceAttributesConfig(t *testing.T) {
 			name: "none_set",
 			want: ResourceAttributesConfig{
 				AcceleratorDeviceIndex:          ResourceAttributeConfig{Enabled: false},
+				AcceleratorDraClaimName:         ResourceAttributeConfig{Enabled: false},
+				AcceleratorDraClaimNamespace:    ResourceAttributeConfig{Enabled: false},
+				AcceleratorDraDevice:            ResourceAttributeConfig{Enabled: false},
+				AcceleratorDraDriver:            ResourceAttributeConfig{Enabled: false},
+				AcceleratorDraPool:              ResourceAttributeConfig{Enabled: false},
 				AcceleratorKind:                 ResourceAttributeConfig{Enabled: false},
 				AcceleratorMigComputeInstanceID: ResourceAttributeConfig{Enabled: false},
 				AcceleratorMigGpuInstanceID:     ResourceAttributeConfig{Enabled: false},

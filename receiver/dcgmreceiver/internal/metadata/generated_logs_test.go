@@ -21,6 +21,11 @@ func TestLogsBuilderAppendLogRecord(t *testing.T) {
 
 	rb := lb.NewResourceBuilder()
 	rb.SetAcceleratorDeviceIndex(24)
+	rb.SetAcceleratorDraClaimName("accelerator.dra.claim.name-val")
+	rb.SetAcceleratorDraClaimNamespace("accelerator.dra.claim.namespace-val")
+	rb.SetAcceleratorDraDevice("accelerator.dra.device-val")
+	rb.SetAcceleratorDraDriver("accelerator.dra.driver-val")
+	rb.SetAcceleratorDraPool("accelerator.dra.pool-val")
 	rb.SetAcceleratorKindNvidiaGpu()
 	rb.SetAcceleratorMigComputeInstanceID(35)
 	rb.SetAcceleratorMigGpuInstanceID(31)

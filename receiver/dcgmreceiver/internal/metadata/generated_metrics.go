@@ -390,6 +390,9 @@ var MetricsInfo = metricsInfo{
 	AcceleratorMpsServers: metricInfo{
 		Name: "accelerator.mps.servers",
 	},
+	AcceleratorPartitionMemoryLimit: metricInfo{
+		Name: "accelerator.partition.memory.limit",
+	},
 	AcceleratorProcessMemoryUsage: metricInfo{
 		Name:       "accelerator.process.memory.usage",
 		Attributes: []string{"process.pid"},
@@ -422,14 +425,15 @@ var MetricsInfo = metricsInfo{
 		Name: "hw.gpu.memory.limit",
 	},
 	HwGpuMemoryUsage: metricInfo{
-		Name: "hw.gpu.memory.usage",
+		Name:       "hw.gpu.memory.usage",
+		Attributes: []string{"accelerator.consumer.pod"},
 	},
 	HwGpuMemoryUtilization: metricInfo{
 		Name: "hw.gpu.memory.utilization",
 	},
 	HwGpuUtilization: metricInfo{
 		Name:       "hw.gpu.utilization",
-		Attributes: []string{"hw.gpu.task"},
+		Attributes: []string{"hw.gpu.task", "accelerator.consumer.pod"},
 	},
 	HwPower: metricInfo{
 		Name: "hw.power",
@@ -458,6 +462,7 @@ type metricsInfo struct {
 	AcceleratorMpsActiveThreadPercentage metricInfo
 	AcceleratorMpsDaemonUp               metricInfo
 	AcceleratorMpsServers                metricInfo
+	AcceleratorPartitionMemoryLimit      metricInfo
 	AcceleratorProcessMemoryUsage        metricInfo
 	AcceleratorProcessUtilization        metricInfo
 	AcceleratorSmActive                  metricInfo
@@ -488,6 +493,12 @@ type metricAttributeOptionFunc func(pmetric.NumberDataPoint)
 
 func (maof metricAttributeOptionFunc) apply(dp pmetric.NumberDataPoint) {
 	maof(dp)
+}
+
+func WithAcceleratorConsumerPodMetricAttribute(acceleratorConsumerPodAttributeValue string) MetricAttributeOption {
+	return metricAttributeOptionFunc(func(dp pmetric.NumberDataPoint) {
+		dp.Attributes().PutStr("accelerator.consumer.pod", acceleratorConsumerPodAttributeValue)
+	})
 }
 
 func WithAcceleratorXidMetricAttribute(acceleratorXidAttributeValue int64) MetricAttributeOption {
@@ -1389,6 +1400,58 @@ func newMetricAcceleratorMpsServers(cfg AcceleratorMpsServersMetricConfig) metri
 	return m
 }
 
+type metricAcceleratorPartitionMemoryLimit struct {
+	data     pmetric.Metric                              // data buffer for generated metric.
+	config   AcceleratorPartitionMemoryLimitMetricConfig // metric config provided by user.
+	capacity int                                         // max observed number of data points added to the metric.
+}
+
+// init fills accelerator.partition.memory.limit metric with initial data.
+func (m *metricAcceleratorPartitionMemoryLimit) init() {
+	m.data.SetName("accelerator.partition.memory.limit")
+	m.data.SetDescription("Memory size of a MIG instance, on the instance's resource (the GPU's own size is hw.gpu.memory.limit on the GPU).")
+	m.data.SetUnit("By")
+	m.data.SetEmptySum()
+	m.data.Sum().SetIsMonotonic(false)
+	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+}
+
+func (m *metricAcceleratorPartitionMemoryLimit) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+	if !m.config.Enabled {
+		return
+	}
+	dp := m.data.Sum().DataPoints().AppendEmpty()
+	dp.SetStartTimestamp(start)
+	dp.SetTimestamp(ts)
+	dp.SetIntValue(val)
+}
+
+// updateCapacity saves max length of data point slices that will be used for the slice capacity.
+func (m *metricAcceleratorPartitionMemoryLimit) updateCapacity() {
+	if m.data.Sum().DataPoints().Len() > m.capacity {
+		m.capacity = m.data.Sum().DataPoints().Len()
+	}
+}
+
+// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
+func (m *metricAcceleratorPartitionMemoryLimit) emit(metrics pmetric.MetricSlice) {
+	if m.config.Enabled && m.data.Sum().DataPoints().Len() > 0 {
+		m.updateCapacity()
+		m.data.MoveTo(metrics.AppendEmpty())
+		m.init()
+	}
+}
+
+func newMetricAcceleratorPartitionMemoryLimit(cfg AcceleratorPartitionMemoryLimitMetricConfig) metricAcceleratorPartitionMemoryLimit {
+	m := metricAcceleratorPartitionMemoryLimit{config: cfg}
+
+	if cfg.Enabled {
+		m.data = pmetric.NewMetric()
+		m.init()
+	}
+	return m
+}
+
 type metricAcceleratorProcessMemoryUsage struct {
 	data          pmetric.Metric                            // data buffer for generated metric.
 	config        AcceleratorProcessMemoryUsageMetricConfig // metric config provided by user.
@@ -1966,7 +2029,7 @@ type metricHwGpuMemoryLimit struct {
 // init fills hw.gpu.memory.limit metric with initial data.
 func (m *metricHwGpuMemoryLimit) init() {
 	m.data.SetName("hw.gpu.memory.limit")
-	m.data.SetDescription("Device memory size (of the instance, for MIG).")
+	m.data.SetDescription("Memory size of the physical GPU, on the GPU's own resource (MIG instances report theirs as accelerator.partition.memory.limit).")
 	m.data.SetUnit("By")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(false)
@@ -2018,14 +2081,15 @@ type metricHwGpuMemoryUsage struct {
 // init fills hw.gpu.memory.usage metric with initial data.
 func (m *metricHwGpuMemoryUsage) init() {
 	m.data.SetName("hw.gpu.memory.usage")
-	m.data.SetDescription("Device memory in use.")
+	m.data.SetDescription("Device memory in use, on the resource that was measured (the whole GPU, or each MIG instance); per pod with `accelerator.consumer.pod` when dcgm-exporter splits it.")
 	m.data.SetUnit("By")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(false)
 	m.data.Sum().SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
+	m.data.Sum().DataPoints().EnsureCapacity(m.capacity)
 }
 
-func (m *metricHwGpuMemoryUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64) {
+func (m *metricHwGpuMemoryUsage) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val int64, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
@@ -2033,6 +2097,9 @@ func (m *metricHwGpuMemoryUsage) recordDataPoint(start pcommon.Timestamp, ts pco
 	dp.SetStartTimestamp(start)
 	dp.SetTimestamp(ts)
 	dp.SetIntValue(val)
+	for _, op := range options {
+		op.apply(dp)
+	}
 }
 
 // updateCapacity saves max length of data point slices that will be used for the slice capacity.
@@ -2121,14 +2188,14 @@ type metricHwGpuUtilization struct {
 // init fills hw.gpu.utilization metric with initial data.
 func (m *metricHwGpuUtilization) init() {
 	m.data.SetName("hw.gpu.utilization")
-	m.data.SetDescription("Fraction of time the engine was busy over the driver's sample period (whole GPUs; MIG instances report accelerator.gr_engine.active instead).")
+	m.data.SetDescription("Fraction of time the engine was busy over the driver's sample period (whole GPUs; MIG instances report accelerator.gr_engine.active instead); per pod with `accelerator.consumer.pod` when dcgm-exporter splits it.")
 	m.data.SetUnit("1")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
 	m.aggDataPoints = m.aggDataPoints[:0]
 }
 
-func (m *metricHwGpuUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwGpuTaskAttributeValue string) {
+func (m *metricHwGpuUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64, hwGpuTaskAttributeValue string, options ...MetricAttributeOption) {
 	if !m.config.Enabled {
 		return
 	}
@@ -2138,6 +2205,9 @@ func (m *metricHwGpuUtilization) recordDataPoint(start pcommon.Timestamp, ts pco
 	dp.SetTimestamp(ts)
 	if slices.Contains(m.config.EnabledAttributes, HwGpuUtilizationMetricAttributeKeyHwGpuTask) {
 		dp.Attributes().PutStr("hw.gpu.task", hwGpuTaskAttributeValue)
+	}
+	for _, op := range options {
+		op.apply(dp)
 	}
 
 	var s string
@@ -2453,6 +2523,7 @@ type MetricsBuilder struct {
 	metricAcceleratorMpsActiveThreadPercentage metricAcceleratorMpsActiveThreadPercentage
 	metricAcceleratorMpsDaemonUp               metricAcceleratorMpsDaemonUp
 	metricAcceleratorMpsServers                metricAcceleratorMpsServers
+	metricAcceleratorPartitionMemoryLimit      metricAcceleratorPartitionMemoryLimit
 	metricAcceleratorProcessMemoryUsage        metricAcceleratorProcessMemoryUsage
 	metricAcceleratorProcessUtilization        metricAcceleratorProcessUtilization
 	metricAcceleratorSmActive                  metricAcceleratorSmActive
@@ -2506,6 +2577,7 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricAcceleratorMpsActiveThreadPercentage: newMetricAcceleratorMpsActiveThreadPercentage(mbc.Metrics.AcceleratorMpsActiveThreadPercentage),
 		metricAcceleratorMpsDaemonUp:               newMetricAcceleratorMpsDaemonUp(mbc.Metrics.AcceleratorMpsDaemonUp),
 		metricAcceleratorMpsServers:                newMetricAcceleratorMpsServers(mbc.Metrics.AcceleratorMpsServers),
+		metricAcceleratorPartitionMemoryLimit:      newMetricAcceleratorPartitionMemoryLimit(mbc.Metrics.AcceleratorPartitionMemoryLimit),
 		metricAcceleratorProcessMemoryUsage:        newMetricAcceleratorProcessMemoryUsage(mbc.Metrics.AcceleratorProcessMemoryUsage),
 		metricAcceleratorProcessUtilization:        newMetricAcceleratorProcessUtilization(mbc.Metrics.AcceleratorProcessUtilization),
 		metricAcceleratorSmActive:                  newMetricAcceleratorSmActive(mbc.Metrics.AcceleratorSmActive),
@@ -2529,6 +2601,36 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 	}
 	if mbc.ResourceAttributes.AcceleratorDeviceIndex.MetricsExclude != nil {
 		mb.resourceAttributeExcludeFilter["accelerator.device.index"] = filter.CreateFilter(mbc.ResourceAttributes.AcceleratorDeviceIndex.MetricsExclude)
+	}
+	if mbc.ResourceAttributes.AcceleratorDraClaimName.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["accelerator.dra.claim.name"] = filter.CreateFilter(mbc.ResourceAttributes.AcceleratorDraClaimName.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.AcceleratorDraClaimName.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["accelerator.dra.claim.name"] = filter.CreateFilter(mbc.ResourceAttributes.AcceleratorDraClaimName.MetricsExclude)
+	}
+	if mbc.ResourceAttributes.AcceleratorDraClaimNamespace.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["accelerator.dra.claim.namespace"] = filter.CreateFilter(mbc.ResourceAttributes.AcceleratorDraClaimNamespace.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.AcceleratorDraClaimNamespace.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["accelerator.dra.claim.namespace"] = filter.CreateFilter(mbc.ResourceAttributes.AcceleratorDraClaimNamespace.MetricsExclude)
+	}
+	if mbc.ResourceAttributes.AcceleratorDraDevice.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["accelerator.dra.device"] = filter.CreateFilter(mbc.ResourceAttributes.AcceleratorDraDevice.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.AcceleratorDraDevice.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["accelerator.dra.device"] = filter.CreateFilter(mbc.ResourceAttributes.AcceleratorDraDevice.MetricsExclude)
+	}
+	if mbc.ResourceAttributes.AcceleratorDraDriver.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["accelerator.dra.driver"] = filter.CreateFilter(mbc.ResourceAttributes.AcceleratorDraDriver.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.AcceleratorDraDriver.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["accelerator.dra.driver"] = filter.CreateFilter(mbc.ResourceAttributes.AcceleratorDraDriver.MetricsExclude)
+	}
+	if mbc.ResourceAttributes.AcceleratorDraPool.MetricsInclude != nil {
+		mb.resourceAttributeIncludeFilter["accelerator.dra.pool"] = filter.CreateFilter(mbc.ResourceAttributes.AcceleratorDraPool.MetricsInclude)
+	}
+	if mbc.ResourceAttributes.AcceleratorDraPool.MetricsExclude != nil {
+		mb.resourceAttributeExcludeFilter["accelerator.dra.pool"] = filter.CreateFilter(mbc.ResourceAttributes.AcceleratorDraPool.MetricsExclude)
 	}
 	if mbc.ResourceAttributes.AcceleratorKind.MetricsInclude != nil {
 		mb.resourceAttributeIncludeFilter["accelerator.kind"] = filter.CreateFilter(mbc.ResourceAttributes.AcceleratorKind.MetricsInclude)
@@ -2721,6 +2823,7 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricAcceleratorMpsActiveThreadPercentage.emit(ils.Metrics())
 	mb.metricAcceleratorMpsDaemonUp.emit(ils.Metrics())
 	mb.metricAcceleratorMpsServers.emit(ils.Metrics())
+	mb.metricAcceleratorPartitionMemoryLimit.emit(ils.Metrics())
 	mb.metricAcceleratorProcessMemoryUsage.emit(ils.Metrics())
 	mb.metricAcceleratorProcessUtilization.emit(ils.Metrics())
 	mb.metricAcceleratorSmActive.emit(ils.Metrics())
@@ -2832,6 +2935,11 @@ func (mb *MetricsBuilder) RecordAcceleratorMpsServersDataPoint(ts pcommon.Timest
 	mb.metricAcceleratorMpsServers.recordDataPoint(mb.startTime, ts, val)
 }
 
+// RecordAcceleratorPartitionMemoryLimitDataPoint adds a data point to accelerator.partition.memory.limit metric.
+func (mb *MetricsBuilder) RecordAcceleratorPartitionMemoryLimitDataPoint(ts pcommon.Timestamp, val int64) {
+	mb.metricAcceleratorPartitionMemoryLimit.recordDataPoint(mb.startTime, ts, val)
+}
+
 // RecordAcceleratorProcessMemoryUsageDataPoint adds a data point to accelerator.process.memory.usage metric.
 func (mb *MetricsBuilder) RecordAcceleratorProcessMemoryUsageDataPoint(ts pcommon.Timestamp, val int64, processPidAttributeValue int64) {
 	mb.metricAcceleratorProcessMemoryUsage.recordDataPoint(mb.startTime, ts, val, processPidAttributeValue)
@@ -2878,8 +2986,8 @@ func (mb *MetricsBuilder) RecordHwGpuMemoryLimitDataPoint(ts pcommon.Timestamp, 
 }
 
 // RecordHwGpuMemoryUsageDataPoint adds a data point to hw.gpu.memory.usage metric.
-func (mb *MetricsBuilder) RecordHwGpuMemoryUsageDataPoint(ts pcommon.Timestamp, val int64) {
-	mb.metricHwGpuMemoryUsage.recordDataPoint(mb.startTime, ts, val)
+func (mb *MetricsBuilder) RecordHwGpuMemoryUsageDataPoint(ts pcommon.Timestamp, val int64, options ...MetricAttributeOption) {
+	mb.metricHwGpuMemoryUsage.recordDataPoint(mb.startTime, ts, val, options...)
 }
 
 // RecordHwGpuMemoryUtilizationDataPoint adds a data point to hw.gpu.memory.utilization metric.
@@ -2888,8 +2996,8 @@ func (mb *MetricsBuilder) RecordHwGpuMemoryUtilizationDataPoint(ts pcommon.Times
 }
 
 // RecordHwGpuUtilizationDataPoint adds a data point to hw.gpu.utilization metric.
-func (mb *MetricsBuilder) RecordHwGpuUtilizationDataPoint(ts pcommon.Timestamp, val float64, hwGpuTaskAttributeValue AttributeHwGpuTask) {
-	mb.metricHwGpuUtilization.recordDataPoint(mb.startTime, ts, val, hwGpuTaskAttributeValue.String())
+func (mb *MetricsBuilder) RecordHwGpuUtilizationDataPoint(ts pcommon.Timestamp, val float64, hwGpuTaskAttributeValue AttributeHwGpuTask, options ...MetricAttributeOption) {
+	mb.metricHwGpuUtilization.recordDataPoint(mb.startTime, ts, val, hwGpuTaskAttributeValue.String(), options...)
 }
 
 // RecordHwPowerDataPoint adds a data point to hw.power metric.

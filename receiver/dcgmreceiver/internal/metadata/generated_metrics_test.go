@@ -147,6 +147,9 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordAcceleratorMpsServersDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
+			mb.RecordAcceleratorPartitionMemoryLimitDataPoint(ts, 1)
+			defaultMetricsCount++
+			allMetricsCount++
 			mb.RecordAcceleratorProcessMemoryUsageDataPoint(ts, 1, 11)
 			if tt.name == "reaggregate_set" {
 				mb.RecordAcceleratorProcessMemoryUsageDataPoint(ts, 3, 12)
@@ -186,15 +189,15 @@ func TestMetricsBuilder(t *testing.T) {
 			mb.RecordHwGpuMemoryLimitDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwGpuMemoryUsageDataPoint(ts, 1)
+			mb.RecordHwGpuMemoryUsageDataPoint(ts, 1, WithAcceleratorConsumerPodMetricAttribute("accelerator.consumer.pod-val"))
 			defaultMetricsCount++
 			allMetricsCount++
 			mb.RecordHwGpuMemoryUtilizationDataPoint(ts, 1)
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwGpuUtilizationDataPoint(ts, 1, AttributeHwGpuTaskGeneral)
+			mb.RecordHwGpuUtilizationDataPoint(ts, 1, AttributeHwGpuTaskGeneral, WithAcceleratorConsumerPodMetricAttribute("accelerator.consumer.pod-val"))
 			if tt.name == "reaggregate_set" {
-				mb.RecordHwGpuUtilizationDataPoint(ts, 3, AttributeHwGpuTaskEncoder)
+				mb.RecordHwGpuUtilizationDataPoint(ts, 3, AttributeHwGpuTaskEncoder, WithAcceleratorConsumerPodMetricAttribute("accelerator.consumer.pod-val"))
 			}
 			defaultMetricsCount++
 			allMetricsCount++
@@ -214,6 +217,11 @@ func TestMetricsBuilder(t *testing.T) {
 
 			rb := mb.NewResourceBuilder()
 			rb.SetAcceleratorDeviceIndex(24)
+			rb.SetAcceleratorDraClaimName("accelerator.dra.claim.name-val")
+			rb.SetAcceleratorDraClaimNamespace("accelerator.dra.claim.namespace-val")
+			rb.SetAcceleratorDraDevice("accelerator.dra.device-val")
+			rb.SetAcceleratorDraDriver("accelerator.dra.driver-val")
+			rb.SetAcceleratorDraPool("accelerator.dra.pool-val")
 			rb.SetAcceleratorKindNvidiaGpu()
 			rb.SetAcceleratorMigComputeInstanceID(35)
 			rb.SetAcceleratorMigGpuInstanceID(31)
@@ -616,6 +624,20 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 					assert.Equal(t, int64(1), dp.IntValue())
+				case "accelerator.partition.memory.limit":
+					assert.False(t, validatedMetrics["accelerator.partition.memory.limit"], "Found a duplicate in the metrics slice: accelerator.partition.memory.limit")
+					validatedMetrics["accelerator.partition.memory.limit"] = true
+					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
+					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
+					assert.Equal(t, "Memory size of a MIG instance, on the instance's resource (the GPU's own size is hw.gpu.memory.limit on the GPU).", mi.Description())
+					assert.Equal(t, "By", mi.Unit())
+					assert.False(t, mi.Sum().IsMonotonic())
+					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
+					dp := mi.Sum().DataPoints().At(0)
+					assert.Equal(t, start, dp.StartTimestamp())
+					assert.Equal(t, ts, dp.Timestamp())
+					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
+					assert.Equal(t, int64(1), dp.IntValue())
 				case "accelerator.process.memory.usage":
 					if tt.name != "reaggregate_set" {
 						assert.False(t, validatedMetrics["accelerator.process.memory.usage"], "Found a duplicate in the metrics slice: accelerator.process.memory.usage")
@@ -847,7 +869,7 @@ func TestMetricsBuilder(t *testing.T) {
 					validatedMetrics["hw.gpu.memory.limit"] = true
 					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-					assert.Equal(t, "Device memory size (of the instance, for MIG).", mi.Description())
+					assert.Equal(t, "Memory size of the physical GPU, on the GPU's own resource (MIG instances report theirs as accelerator.partition.memory.limit).", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
 					assert.False(t, mi.Sum().IsMonotonic())
 					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -861,7 +883,7 @@ func TestMetricsBuilder(t *testing.T) {
 					validatedMetrics["hw.gpu.memory.usage"] = true
 					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-					assert.Equal(t, "Device memory in use.", mi.Description())
+					assert.Equal(t, "Device memory in use, on the resource that was measured (the whole GPU, or each MIG instance); per pod with `accelerator.consumer.pod` when dcgm-exporter splits it.", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
 					assert.False(t, mi.Sum().IsMonotonic())
 					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -870,6 +892,9 @@ func TestMetricsBuilder(t *testing.T) {
 					assert.Equal(t, ts, dp.Timestamp())
 					assert.Equal(t, pmetric.NumberDataPointValueTypeInt, dp.ValueType())
 					assert.Equal(t, int64(1), dp.IntValue())
+					acceleratorConsumerPodAttrVal, ok := dp.Attributes().Get("accelerator.consumer.pod")
+					assert.True(t, ok)
+					assert.Equal(t, "accelerator.consumer.pod-val", acceleratorConsumerPodAttrVal.Str())
 				case "hw.gpu.memory.utilization":
 					assert.False(t, validatedMetrics["hw.gpu.memory.utilization"], "Found a duplicate in the metrics slice: hw.gpu.memory.utilization")
 					validatedMetrics["hw.gpu.memory.utilization"] = true
@@ -888,7 +913,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["hw.gpu.utilization"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Fraction of time the engine was busy over the driver's sample period (whole GPUs; MIG instances report accelerator.gr_engine.active instead).", mi.Description())
+						assert.Equal(t, "Fraction of time the engine was busy over the driver's sample period (whole GPUs; MIG instances report accelerator.gr_engine.active instead); per pod with `accelerator.consumer.pod` when dcgm-exporter splits it.", mi.Description())
 						assert.Equal(t, "1", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -898,12 +923,15 @@ func TestMetricsBuilder(t *testing.T) {
 						hwGpuTaskAttrVal, ok := dp.Attributes().Get("hw.gpu.task")
 						assert.True(t, ok)
 						assert.Equal(t, "general", hwGpuTaskAttrVal.Str())
+						acceleratorConsumerPodAttrVal, ok := dp.Attributes().Get("accelerator.consumer.pod")
+						assert.True(t, ok)
+						assert.Equal(t, "accelerator.consumer.pod-val", acceleratorConsumerPodAttrVal.Str())
 					} else {
 						assert.False(t, validatedMetrics["hw.gpu.utilization"], "Found a duplicate in the metrics slice: hw.gpu.utilization")
 						validatedMetrics["hw.gpu.utilization"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Fraction of time the engine was busy over the driver's sample period (whole GPUs; MIG instances report accelerator.gr_engine.active instead).", mi.Description())
+						assert.Equal(t, "Fraction of time the engine was busy over the driver's sample period (whole GPUs; MIG instances report accelerator.gr_engine.active instead); per pod with `accelerator.consumer.pod` when dcgm-exporter splits it.", mi.Description())
 						assert.Equal(t, "1", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())

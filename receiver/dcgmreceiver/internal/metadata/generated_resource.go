@@ -28,6 +28,41 @@ func (rb *ResourceBuilder) SetAcceleratorDeviceIndex(val int64) {
 	}
 }
 
+// SetAcceleratorDraClaimName sets provided value as "accelerator.dra.claim.name" attribute.
+func (rb *ResourceBuilder) SetAcceleratorDraClaimName(val string) {
+	if rb.config.AcceleratorDraClaimName.Enabled {
+		rb.res.Attributes().PutStr("accelerator.dra.claim.name", val)
+	}
+}
+
+// SetAcceleratorDraClaimNamespace sets provided value as "accelerator.dra.claim.namespace" attribute.
+func (rb *ResourceBuilder) SetAcceleratorDraClaimNamespace(val string) {
+	if rb.config.AcceleratorDraClaimNamespace.Enabled {
+		rb.res.Attributes().PutStr("accelerator.dra.claim.namespace", val)
+	}
+}
+
+// SetAcceleratorDraDevice sets provided value as "accelerator.dra.device" attribute.
+func (rb *ResourceBuilder) SetAcceleratorDraDevice(val string) {
+	if rb.config.AcceleratorDraDevice.Enabled {
+		rb.res.Attributes().PutStr("accelerator.dra.device", val)
+	}
+}
+
+// SetAcceleratorDraDriver sets provided value as "accelerator.dra.driver" attribute.
+func (rb *ResourceBuilder) SetAcceleratorDraDriver(val string) {
+	if rb.config.AcceleratorDraDriver.Enabled {
+		rb.res.Attributes().PutStr("accelerator.dra.driver", val)
+	}
+}
+
+// SetAcceleratorDraPool sets provided value as "accelerator.dra.pool" attribute.
+func (rb *ResourceBuilder) SetAcceleratorDraPool(val string) {
+	if rb.config.AcceleratorDraPool.Enabled {
+		rb.res.Attributes().PutStr("accelerator.dra.pool", val)
+	}
+}
+
 // SetAcceleratorKindNvidiaGpu sets "accelerator.kind=nvidia_gpu" attribute.
 func (rb *ResourceBuilder) SetAcceleratorKindNvidiaGpu() {
 	if rb.config.AcceleratorKind.Enabled {

@@ -14,6 +14,11 @@ func TestResourceBuilder(t *testing.T) {
 			cfg := loadResourceAttributesConfig(t, tt)
 			rb := NewResourceBuilder(cfg)
 			rb.SetAcceleratorDeviceIndex(24)
+			rb.SetAcceleratorDraClaimName("accelerator.dra.claim.name-val")
+			rb.SetAcceleratorDraClaimNamespace("accelerator.dra.claim.namespace-val")
+			rb.SetAcceleratorDraDevice("accelerator.dra.device-val")
+			rb.SetAcceleratorDraDriver("accelerator.dra.driver-val")
+			rb.SetAcceleratorDraPool("accelerator.dra.pool-val")
 			rb.SetAcceleratorKindNvidiaGpu()
 			rb.SetAcceleratorMigComputeInstanceID(35)
 			rb.SetAcceleratorMigGpuInstanceID(31)
@@ -38,9 +43,9 @@ func TestResourceBuilder(t *testing.T) {
 
 			switch tt {
 			case "default":
-				assert.Equal(t, 19, res.Attributes().Len())
+				assert.Equal(t, 24, res.Attributes().Len())
 			case "all_set":
-				assert.Equal(t, 19, res.Attributes().Len())
+				assert.Equal(t, 24, res.Attributes().Len())
 			case "none_set":
 				assert.Equal(t, 0, res.Attributes().Len())
 				return
@@ -51,6 +56,31 @@ func TestResourceBuilder(t *testing.T) {
 			assert.True(t, ok)
 			if ok {
 				assert.EqualValues(t, 24, acceleratorDeviceIndexAttrVal.Int())
+			}
+			acceleratorDraClaimNameAttrVal, ok := res.Attributes().Get("accelerator.dra.claim.name")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "accelerator.dra.claim.name-val", acceleratorDraClaimNameAttrVal.Str())
+			}
+			acceleratorDraClaimNamespaceAttrVal, ok := res.Attributes().Get("accelerator.dra.claim.namespace")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "accelerator.dra.claim.namespace-val", acceleratorDraClaimNamespaceAttrVal.Str())
+			}
+			acceleratorDraDeviceAttrVal, ok := res.Attributes().Get("accelerator.dra.device")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "accelerator.dra.device-val", acceleratorDraDeviceAttrVal.Str())
+			}
+			acceleratorDraDriverAttrVal, ok := res.Attributes().Get("accelerator.dra.driver")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "accelerator.dra.driver-val", acceleratorDraDriverAttrVal.Str())
+			}
+			acceleratorDraPoolAttrVal, ok := res.Attributes().Get("accelerator.dra.pool")
+			assert.True(t, ok)
+			if ok {
+				assert.Equal(t, "accelerator.dra.pool-val", acceleratorDraPoolAttrVal.Str())
 			}
 			acceleratorKindAttrVal, ok := res.Attributes().Get("accelerator.kind")
 			assert.True(t, ok)

@@ -58,8 +58,17 @@ type Identity struct {
 	GPUInstanceID     int
 	ComputeInstanceID int
 
-	// Kubernetes hints from dcgm-exporter labels.
+	// Kubernetes hints from dcgm-exporter labels, set only when exactly
+	// one holder is named for the resource.
 	Pod, Namespace, Container string
+	// DRA hints from dcgm-exporter's dra_* labels, set only when exactly
+	// one claim is named for the resource.
+	DRA DRAHint
+}
+
+// DRAHint is the ResourceClaim allocation dcgm-exporter names for a device.
+type DRAHint struct {
+	ClaimName, ClaimNamespace, Driver, Pool, Device string
 }
 
 // IsMIG reports whether the identity is a MIG instance.
@@ -175,6 +184,10 @@ type Sample struct {
 	// LastXID is dcgm-exporter's DCGM_FI_DEV_XID_ERRORS: the value of the
 	// last XID, not a count. NVML delivers XIDs as events instead.
 	LastXID Value
+	// XIDWindow is dcgm-exporter's DCGM_EXP_XID_ERRORS_COUNT: how many
+	// times each XID was seen in the exporter's window, by code; nil when
+	// the exporter does not report it.
+	XIDWindow []XIDWindowCount
 
 	// Profiling activity (ratios).
 	GREngineActive, SMActive, SMOccupancy, TensorActive, DRAMActive Value
@@ -188,6 +201,29 @@ type Sample struct {
 	RemapPending, RemapFailed                  Value
 
 	Processes []Process
+
+	// PodGPUUtil and PodMemUsed are per-pod measurements of a shared GPU
+	// (dcgm-exporter's per-pod split), ordered by pod; when a source
+	// reports them, GPUUtil and MemUsed stay absent (no total beside them).
+	PodGPUUtil, PodMemUsed []PodReading
+
+	// Partitioned is set on a GPU in MIG mode: what its MIG instances
+	// measure (memory use, engine activity, processes) is theirs, not the
+	// GPU's (see KeepOwn).
+	Partitioned bool
+}
+
+// PodReading is one pod's share of a reading, in schema units.
+type PodReading struct {
+	// Pod is "<namespace>/<pod>".
+	Pod string
+	V   float64
+}
+
+// XIDWindowCount is how many times one XID was seen in a window.
+type XIDWindowCount struct {
+	Code  int
+	Count int64
 }
 
 // Snapshot is one scrape of one source.
@@ -217,27 +253,11 @@ type Event struct {
 }
 
 // Readings returns pointers to every per-device reading of the sample
-// (processes excluded), for checks that apply to all of them.
+// (processes and per-pod readings excluded), for checks that apply to all
+// of them.
 func (s *Sample) Readings() []*Value {
-	out := []*Value{&s.GPUUtil, &s.EncoderUtil, &s.DecoderUtil, &s.MemUsed, &s.MemTotal, &s.MemUtil, &s.Power, &s.Energy,
-		&s.TempGPU, &s.TempMemory, &s.ClockSM, &s.ClockMemory, &s.LastXID, &s.GREngineActive, &s.SMActive, &s.SMOccupancy,
-		&s.TensorActive, &s.DRAMActive, &s.RemappedCorrectable, &s.RemappedUncorrectable, &s.RemapPending, &s.RemapFailed,
-		&s.RetirementPending}
-	for i := range s.ThrottleActive {
-		out = append(out, &s.ThrottleActive[i], &s.ThrottleTime[i])
-	}
-	for i := range s.Errors {
-		out = append(out, &s.Errors[i])
-	}
-	for i := range s.RetiredPages {
-		out = append(out, &s.RetiredPages[i])
-	}
-	for l := range s.LinkBytes {
-		for d := range s.LinkBytes[l] {
-			out = append(out, &s.LinkBytes[l][d], &s.LinkRate[l][d])
-		}
-	}
-	return out
+	out := append(s.deviceReadings(), s.partitionReadings()...)
+	return append(out, &s.MemTotal)
 }
 
 // DropNonFinite marks readings that overflowed in unit conversion (or were

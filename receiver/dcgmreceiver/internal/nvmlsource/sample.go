@@ -160,6 +160,10 @@ func (s *Source) sampleGPU(g *gpu, snap *model.Snapshot) {
 		smp = model.Sample{Identity: g.id, Lost: true}
 		migs = nil
 	}
+	// In MIG mode the GPU's memory use is its instances' (they report it
+	// themselves); the GPU keeps its memory size and what the board measures.
+	smp.Partitioned = migMode && !r.lost
+	smp.KeepOwn()
 	if g.selected {
 		snap.Samples = append(snap.Samples, smp)
 	}
@@ -184,5 +188,6 @@ func (s *Source) sampleMIG(g *gpu, m *migDevice, procs []model.Process) model.Sa
 		s.readGPM(&m.gpmPair, func(sm nvml.GpmSample) nvml.Return { return g.handle.GpmMigSampleGet(gi, sm) }, &smp, g)
 	}
 	smp.Processes = procs
+	smp.KeepOwn()
 	return smp
 }

@@ -234,6 +234,10 @@ func TestMIGInstancesAreResources(t *testing.T) {
 	assert.False(t, p.SMActive.OK, "GPM is read per instance with MIG on")
 	assert.Empty(t, p.Processes, "processes go to their instance")
 	assert.True(t, p.Power.OK, "device-level readings stay on the GPU")
+	assert.True(t, p.Partitioned)
+	assert.False(t, p.MemUsed.OK, "memory use is the instances': the GPU does not repeat it")
+	assert.False(t, p.MemUtil.OK)
+	assert.Equal(t, model.Of(float64(f.Devices[0].MemoryInfo.Total)), p.MemTotal, "the GPU's own memory size stays")
 
 	big := sampleOf(t, snap, insts[0].UUID)
 	assert.Equal(t, accelschema.PartitionMIG, big.PartitionType)
@@ -247,6 +251,7 @@ func TestMIGInstancesAreResources(t *testing.T) {
 	assert.Equal(t, model.Of(0.7), big.GREngineActive)
 	assert.Equal(t, []model.Process{{PID: 7002, MemBytes: model.Of(float64(2 << 30))}}, big.Processes)
 	assert.Equal(t, 0, big.Index, "the index of its GPU")
+	assert.False(t, big.Power.OK || big.TempGPU.OK || big.Errors[model.ErrECCCorrected].OK, "no device reading on an instance")
 
 	small := sampleOf(t, snap, insts[1].UUID)
 	assert.InDelta(t, 1.0/7, small.Share, 1e-12)

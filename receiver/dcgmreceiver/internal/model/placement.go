@@ -1,0 +1,61 @@
+package model
+
+// The counted-once rule (accelschema.Counting) as it applies to a GPU and
+// its MIG instances: what the physical GPU measures lives on the GPU's own
+// resource, what a MIG instance measures lives on that instance, and a GPU
+// in MIG mode does not repeat what its instances report. Both sources end
+// each sample with KeepOwn, so nothing downstream (health, emission) can
+// place a reading on the wrong resource.
+
+// deviceReadings are counted once per physical device
+// (accelschema.CountedPerDevice): power, energy, temperatures, clocks and
+// throttling, link traffic, error and remap counters, the last XID.
+func (s *Sample) deviceReadings() []*Value {
+	out := []*Value{&s.Power, &s.Energy, &s.TempGPU, &s.TempMemory, &s.ClockSM, &s.ClockMemory, &s.LastXID,
+		&s.RemappedCorrectable, &s.RemappedUncorrectable, &s.RemapPending, &s.RemapFailed, &s.RetirementPending}
+	for i := range s.ThrottleActive {
+		out = append(out, &s.ThrottleActive[i], &s.ThrottleTime[i])
+	}
+	for i := range s.Errors {
+		out = append(out, &s.Errors[i])
+	}
+	for i := range s.RetiredPages {
+		out = append(out, &s.RetiredPages[i])
+	}
+	for l := range s.LinkBytes {
+		for d := range s.LinkBytes[l] {
+			out = append(out, &s.LinkBytes[l][d], &s.LinkRate[l][d])
+		}
+	}
+	return out
+}
+
+// partitionReadings are counted where they were measured
+// (accelschema.CountedPerPartition): the whole GPU, or each MIG instance.
+func (s *Sample) partitionReadings() []*Value {
+	return []*Value{&s.GPUUtil, &s.EncoderUtil, &s.DecoderUtil, &s.MemUsed, &s.MemUtil,
+		&s.GREngineActive, &s.SMActive, &s.SMOccupancy, &s.TensorActive, &s.DRAMActive}
+}
+
+// KeepOwn clears what this resource must not carry: a MIG instance keeps
+// only what it measures (and its own memory size, MemTotal); a GPU in MIG
+// mode keeps only what the physical GPU measures (and its memory size). A
+// whole GPU keeps everything.
+func (s *Sample) KeepOwn() {
+	switch {
+	case s.IsMIG():
+		for _, v := range s.deviceReadings() {
+			*v = Value{}
+		}
+		// Losing the bus, XIDs and conditions are the GPU's.
+		s.Lost = false
+		s.XIDWindow = nil
+		s.Partitioned = false
+	case s.Partitioned:
+		for _, v := range s.partitionReadings() {
+			*v = Value{}
+		}
+		s.Processes = nil
+		s.PodGPUUtil, s.PodMemUsed = nil, nil
+	}
+}
