@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,11 +30,56 @@ type Server struct {
 	stop  chan struct{}
 	// Bookmark is how often watches that allow bookmarks get one.
 	Bookmark time.Duration
+
+	watches watchCounter
 }
 
 // NewServer serves the store.
 func NewServer(s *Store) *Server {
 	return &Server{store: s, stop: make(chan struct{}), Bookmark: bookmarkInterval}
+}
+
+// WatchCount is what the server has seen of the watches of one resource.
+type WatchCount struct {
+	// Started counts the watch requests it accepted.
+	Started int
+	// Open counts the watches streaming now.
+	Open int
+}
+
+// Watches returns the watch counts by resource plural ("pods",
+// "resourceclaims"), so tests can tell how many watches a collector opens.
+func (s *Server) Watches() map[string]WatchCount { return s.watches.snapshot() }
+
+type watchCounter struct {
+	mu     sync.Mutex
+	counts map[string]WatchCount
+}
+
+// open counts a watch of plural and returns the function that ends it.
+func (c *watchCounter) open(plural string) (closed func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.counts == nil {
+		c.counts = map[string]WatchCount{}
+	}
+	n := c.counts[plural]
+	n.Started++
+	n.Open++
+	c.counts[plural] = n
+	return func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		n := c.counts[plural]
+		n.Open--
+		c.counts[plural] = n
+	}
+}
+
+func (c *watchCounter) snapshot() map[string]WatchCount {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.counts)
 }
 
 // Store is the served store (tests change objects through it).
@@ -250,6 +297,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, rt *resourceType,
 	}
 	bookmarks := q.Get("allowWatchBookmarks") == "true"
 	meta := partial(r)
+	defer s.watches.open(rt.plural)()
 	flusher, _ := w.(http.Flusher)
 	past, ch, current, tooOld := s.store.subscribe(rt, rv, initial)
 	w.Header().Set("Content-Type", "application/json")
