@@ -36,6 +36,7 @@ func TestDefaultConfig(t *testing.T) {
 	assert.Equal(t, "nvidia-cuda-mps-control", cfg.MPS.ControlCommand)
 	assert.Equal(t, 10*time.Minute, cfg.Health.XIDHold)
 	assert.Equal(t, "auto", cfg.ViolationUnit)
+	assert.False(t, cfg.PerPodUsage, "per-pod rows are copies unless the exporter is known to measure them")
 	assert.True(t, cfg.Metrics.HwGpuUtilization.Enabled)
 }
 
@@ -51,6 +52,7 @@ func TestExporterConfig(t *testing.T) {
 	assert.Equal(t, "/etc/ssl/dcgm-exporter-ca.crt", cfg.TLS.CAFile)
 	assert.Equal(t, []string{"0", "GPU-8c16e996-bd76-aa91-17e7-b48bcd0208ba"}, cfg.Devices)
 	assert.Equal(t, "us", cfg.ViolationUnit)
+	assert.True(t, cfg.PerPodUsage)
 	assert.False(t, cfg.Metrics.AcceleratorSmOccupancy.Enabled)
 	assert.False(t, cfg.ResourceAttributes.K8sPodName.Enabled)
 }
@@ -81,6 +83,7 @@ func TestInvalidConfigs(t *testing.T) {
 		"bad_interval":               `"collection_interval": requires positive value`,
 		"relative_library_path":      `library_path "lib/libnvidia-ml.so.1" must be an absolute path`,
 		"exporter_with_library_path": "library_path is only used with source: nvml",
+		"nvml_with_per_pod_usage":    "per_pod_usage is only used with source: dcgm_exporter",
 	} {
 		t.Run(name, func(t *testing.T) {
 			err := confmap.Validate(loadConfig(t, name))

@@ -76,7 +76,7 @@ func newReceiver(set receiver.Settings, cfg *Config, w outside) (*dcgmReceiver, 
 	switch cfg.Source {
 	case SourceDCGMExporter:
 		r.src = exportersource.New(exportersource.Settings{
-			Client:        cfg.ClientConfig,
+			Client: cfg.ClientConfig,
 			Decoder: exportersource.Decoder{
 				Filter: filter, ViolationUnit: cfg.ViolationUnit, PerPodUsage: cfg.PerPodUsage, HostName: r.hostName,
 			},

@@ -35,7 +35,7 @@ func byID(t *testing.T, res Result, hwID string) model.Sample {
 	return model.Sample{}
 }
 
-const mibF = 1 << 20
+const mibF = 1 << 20 // bytes in a MiB
 
 func TestDecode2xOldNamespace(t *testing.T) {
 	res := decodeFile(t, "dcgm-exporter-2.x.txt", Decoder{ViolationUnit: ViolationUnitAuto})
@@ -92,6 +92,10 @@ func TestDecode3xMIG(t *testing.T) {
 	assert.Equal(t, []string{parent, parent + "/gi1", parent + "/gi7", "GPU-a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d"}, order)
 
 	p := byID(t, res, parent)
+	assert.True(t, p.Partitioned, "its MIG instances are on the page")
+	assert.False(t, p.MemUsed.OK, "memory use is the instances'")
+	assert.False(t, p.GPUUtil.OK)
+	assert.Equal(t, model.Of(182.431), p.Power, "the GPU's own row")
 	assert.Equal(t, "NVIDIA A100-SXM4-40GB", p.Model)
 	assert.Equal(t, "535.129.03", p.DriverVersion, "DCGM_FI_DRIVER_VERSION label")
 	assert.Equal(t, "00000000:07:00.0", p.PCIBusID)
@@ -110,6 +114,9 @@ func TestDecode3xMIG(t *testing.T) {
 	assert.Equal(t, model.Of(0.87441), gi1.GREngineActive)
 	assert.Equal(t, model.Of(12992*mibF), gi1.MemUsed)
 	assert.Equal(t, model.Of((12992+6820)*mibF), gi1.MemTotal)
+
+	assert.False(t, gi1.Power.OK, "an instance carries no device reading")
+	assert.Equal(t, "inference", gi1.Namespace)
 
 	gi7 := byID(t, res, parent+"/gi7")
 	assert.Equal(t, "1g.5gb", gi7.Profile)
@@ -300,7 +307,7 @@ func TestMetricsURL(t *testing.T) {
 // panic, every sample must have an identity, every value must be finite,
 // and a line is either used, ignored, or counted as skipped.
 func FuzzDecode(f *testing.F) {
-	for _, name := range []string{"dcgm-exporter-2.x.txt", "dcgm-exporter-3.x.txt"} {
+	for _, name := range append([]string{"dcgm-exporter-2.x.txt", "dcgm-exporter-3.x.txt"}, quirkPages...) {
 		b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "exporter", name))
 		if err != nil {
 			f.Fatal(err)
@@ -311,7 +318,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add(`DCGM_FI_DEV_GPU_UTIL{gpu="0", uuid="GPU-a", pod="p\"q"} ERROR - FAILED TO CONVERT TO STRING`)
 	f.Add("DCGM_FI_DEV_FB_USED{UUID=\"GPU-a\"} 1e308\nDCGM_FI_DEV_FB_FREE{UUID=\"GPU-a\"} 1e308")
 	f.Fuzz(func(t *testing.T, text string) {
-		res := (&Decoder{}).Decode(strings.NewReader(text))
+		res := (&Decoder{PerPodUsage: len(text)%2 == 0}).Decode(strings.NewReader(text))
 		if res.ReadErr != nil && !errors.Is(res.ReadErr, io.EOF) {
 			t.Fatalf("reading a string failed: %v", res.ReadErr)
 		}
@@ -322,8 +329,11 @@ func FuzzDecode(f *testing.F) {
 			if s.HWID == "" {
 				t.Fatalf("sample without identity: %+v", s.Identity)
 			}
-			if s.IsMIG() && (s.Parent == "" || s.GPUInstanceID < 0) {
+			if s.IsMIG() && (s.Parent == "" || (s.GPUInstanceID < 0 && !strings.HasPrefix(s.HWID, "MIG-"))) {
 				t.Fatalf("MIG sample without parent or instance: %+v", s.Identity)
+			}
+			if s.IsMIG() && (s.Power.OK || s.Lost || s.LastXID.OK) {
+				t.Fatalf("device reading on a MIG instance: %+v", s)
 			}
 			for _, v := range s.Readings() {
 				if v.OK && (math.IsNaN(v.V) || math.IsInf(v.V, 0)) {

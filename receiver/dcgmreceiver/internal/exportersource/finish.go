@@ -28,7 +28,6 @@ func (p *page) finish() []model.Sample {
 			out = append(out, p.sample(r))
 		}
 	}
-	fitMIGShares(out)
 	slices.SortStableFunc(out, func(a, b model.Sample) int {
 		return cmp.Or(
 			cmp.Compare(a.Index, b.Index),
@@ -38,6 +37,9 @@ func (p *page) finish() []model.Sample {
 			cmp.Compare(a.HWID, b.HWID),
 		)
 	})
+	// In that order, so that the last bit of a share does not depend on
+	// the order of the page.
+	fitMIGShares(out)
 	return out
 }
 
@@ -178,7 +180,7 @@ func fitMIGShares(samples []model.Sample) {
 			gpuMemory[s.HWID] = s.MemTotal.V
 		}
 	}
-	totals := map[string]float64{} // parent → sum of its instances' shares, in page order
+	totals := map[string]float64{} // parent → sum of its instances' shares
 	for i := range samples {
 		s := &samples[i]
 		if s.IsMIG() {
