@@ -3,10 +3,13 @@ package neuronreceiver
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
+
+	"go.opentelemetry.io/collector/config/confighttp"
 
 	"github.com/otelcol-accel/otelcol-accel/receiver/neuronreceiver/internal/metadata"
 )
@@ -18,7 +21,12 @@ const (
 	// InputFile follows a file or FIFO that neuron-monitor writes to, for
 	// when it runs in its own container.
 	InputFile = "file"
+	// InputPrometheus scrapes neuron-monitor-prometheus.py, the exporter
+	// neuron-monitor ships with (AWS's neuron-monitor DaemonSet runs it).
+	InputPrometheus = "prometheus"
 )
+
+var inputs = []string{InputSubprocess, InputFile, InputPrometheus}
 
 // neuron-monitor metric groups the receiver maps. The system groups
 // vcpu_usage and memory_info describe the host, not the accelerators; host
@@ -38,7 +46,7 @@ var (
 
 // Config is the neuron receiver's configuration.
 type Config struct {
-	// Input is "subprocess" (default) or "file".
+	// Input is "subprocess" (default), "file" or "prometheus".
 	Input string `mapstructure:"input"`
 
 	// Command is neuron-monitor's path, or its name on PATH.
@@ -61,6 +69,13 @@ type Config struct {
 	// Path is the file or FIFO to follow with input: file.
 	Path string `mapstructure:"path"`
 
+	// With input: prometheus, the exporter's /metrics (endpoint) and how to
+	// reach it (tls, headers, timeout, auth, …).
+	confighttp.ClientConfig `mapstructure:",squash"`
+	// CollectionInterval is how often the exporter's page is read with
+	// input: prometheus.
+	CollectionInterval time.Duration `mapstructure:"collection_interval"`
+
 	metadata.MetricsBuilderConfig `mapstructure:",squash"`
 }
 
@@ -78,6 +93,8 @@ func createDefaultConfig() *Config {
 		MetricGroups:        append(slices.Clone(runtimeGroups), systemGroups...),
 		RestartBackoff:      BackoffConfig{InitialInterval: time.Second, MaxInterval: time.Minute},
 		ShutdownGracePeriod: 5 * time.Second,
+		ClientConfig:        confighttp.NewDefaultClientConfig(),
+		CollectionInterval:  5 * time.Second,
 
 		MetricsBuilderConfig: metadata.DefaultMetricsBuilderConfig(),
 	}
@@ -91,18 +108,28 @@ func (cfg *Config) Validate() error {
 		if strings.TrimSpace(cfg.Command) == "" {
 			errs = append(errs, errors.New(`command: must name neuron-monitor (a path, or a name on PATH)`))
 		}
-		if cfg.Path != "" {
-			errs = append(errs, errors.New(`path: is read only with input: file; set input: file to follow a file or FIFO that neuron-monitor writes, or remove path`))
-		}
 	case InputFile:
 		if strings.TrimSpace(cfg.Path) == "" {
 			errs = append(errs, errors.New(`path: required with input: file (the file or FIFO neuron-monitor's output is written to)`))
 		}
-		if len(cfg.Args) > 0 {
-			errs = append(errs, errors.New(`args: are passed to neuron-monitor only with input: subprocess`))
+	case InputPrometheus:
+		if err := validateEndpoint(cfg.Endpoint); err != nil {
+			errs = append(errs, err)
+		}
+		if cfg.CollectionInterval <= 0 {
+			errs = append(errs, fmt.Errorf("collection_interval: must be positive, got %s", cfg.CollectionInterval))
 		}
 	default:
-		errs = append(errs, fmt.Errorf(`input: must be %q or %q, got %q`, InputSubprocess, InputFile, cfg.Input))
+		errs = append(errs, fmt.Errorf(`input: must be one of %s, got %q`, quoted(inputs), cfg.Input))
+	}
+	if cfg.Path != "" && cfg.Input != InputFile {
+		errs = append(errs, errors.New(`path: is read only with input: file; set input: file to follow a file or FIFO that neuron-monitor writes, or remove path`))
+	}
+	if len(cfg.Args) > 0 && cfg.Input != InputSubprocess {
+		errs = append(errs, errors.New(`args: are passed to neuron-monitor only with input: subprocess`))
+	}
+	if cfg.Endpoint != "" && cfg.Input != InputPrometheus {
+		errs = append(errs, errors.New(`endpoint: is read only with input: prometheus; set input: prometheus to scrape neuron-monitor-prometheus.py, or remove endpoint`))
 	}
 
 	if cfg.Period < time.Second || cfg.Period%time.Second != 0 {
@@ -141,6 +168,32 @@ func (cfg *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("shutdown_grace_period: must be positive, got %s", cfg.ShutdownGracePeriod))
 	}
 	return errors.Join(errs...)
+}
+
+// validateEndpoint checks the shape of the exporter's URL; whether anything
+// answers there is for run time to find out.
+func validateEndpoint(endpoint string) error {
+	if strings.TrimSpace(endpoint) == "" {
+		return errors.New(`endpoint: required with input: prometheus (neuron-monitor-prometheus.py's metrics URL, e.g. http://localhost:8000/metrics)`)
+	}
+	u, err := url.Parse(endpoint)
+	switch {
+	case err != nil:
+		return fmt.Errorf("endpoint: %q is not a URL: %w", endpoint, err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Errorf("endpoint: %q must start with http:// or https://", endpoint)
+	case u.Host == "":
+		return fmt.Errorf("endpoint: %q has no host", endpoint)
+	}
+	return nil
+}
+
+func quoted(list []string) string {
+	q := make([]string, len(list))
+	for i, s := range list {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	return strings.Join(q, ", ")
 }
 
 func (cfg *Config) wants(group string) bool { return slices.Contains(cfg.MetricGroups, group) }

@@ -21,6 +21,7 @@ import (
 	"github.com/otelcol-accel/otelcol-accel/receiver/neuronreceiver/internal/follow"
 	"github.com/otelcol-accel/otelcol-accel/receiver/neuronreceiver/internal/framing"
 	"github.com/otelcol-accel/otelcol-accel/receiver/neuronreceiver/internal/mapping"
+	"github.com/otelcol-accel/otelcol-accel/receiver/neuronreceiver/internal/promreport"
 	"github.com/otelcol-accel/otelcol-accel/receiver/neuronreceiver/internal/report"
 	"github.com/otelcol-accel/otelcol-accel/receiver/neuronreceiver/internal/supervisor"
 )
@@ -31,8 +32,6 @@ const (
 	// filePoll is how often a followed file is checked for new data,
 	// rotation or reappearance.
 	filePoll = 250 * time.Millisecond
-	// dataFormat names the input in the receiver's own telemetry.
-	dataFormat = "neuron_monitor_json"
 )
 
 // installHint completes the message for a missing neuron-monitor.
@@ -46,6 +45,8 @@ type neuronReceiver struct {
 	log    *ratelog.Logger
 	clock  func() time.Time
 	mapper *mapping.Mapper
+	// format names the input in the receiver's own telemetry.
+	format string
 
 	obsMetrics *receiverhelper.ObsReport
 	obsLogs    *receiverhelper.ObsReport
@@ -67,9 +68,12 @@ type neuronReceiver struct {
 }
 
 func newReceiver(cfg *Config, set receiver.Settings) (*neuronReceiver, error) {
-	transport := "pipe"
-	if cfg.Input == InputFile {
+	transport, format := "pipe", "neuron_monitor_json"
+	switch cfg.Input {
+	case InputFile:
 		transport = "file"
+	case InputPrometheus:
+		transport, format = "http", "prometheus"
 	}
 	obsMetrics, err := receiverhelper.NewObsReport(receiverhelper.ObsReportSettings{ReceiverID: set.ID, Transport: transport, LongLivedCtx: true, ReceiverCreateSettings: set})
 	if err != nil {
@@ -80,15 +84,15 @@ func newReceiver(cfg *Config, set receiver.Settings) (*neuronReceiver, error) {
 		return nil, err
 	}
 	return &neuronReceiver{
-		cfg:   cfg,
-		set:   set,
-		log:   ratelog.New(set.Logger, logEvery),
-		clock: time.Now,
+		cfg:    cfg,
+		set:    set,
+		log:    ratelog.New(set.Logger, logEvery),
+		clock:  time.Now,
+		format: format,
 		mapper: mapping.New(mapping.Settings{
 			Metrics:      cfg.MetricsBuilderConfig,
 			Period:       cfg.Period,
 			CoreCounters: cfg.wants(groupNeuronCoreCounters),
-			MemoryUsed:   cfg.wants(groupMemoryUsed),
 			AllRuntimes:  cfg.allRuntimes(),
 		}, set),
 		obsMetrics: obsMetrics,
@@ -108,8 +112,9 @@ func (r *neuronReceiver) setLogsConsumer(next consumer.Logs) {
 	r.mu.Unlock()
 }
 
-// Start begins reading reports; it does not wait for neuron-monitor.
-func (r *neuronReceiver) Start(_ context.Context, host component.Host) error {
+// Start begins reading reports; it does not wait for neuron-monitor, nor
+// for its exporter.
+func (r *neuronReceiver) Start(startCtx context.Context, host component.Host) error {
 	r.mu.Lock()
 	r.host = host
 	r.mu.Unlock()
@@ -118,6 +123,15 @@ func (r *neuronReceiver) Start(_ context.Context, host component.Host) error {
 	switch r.cfg.Input {
 	case InputFile:
 		run = follow.New(r.cfg.Path, filePoll, follow.Hooks{Consume: r.consumeFile, Event: r.fileEvent}).Run
+	case InputPrometheus:
+		// Fails only on configuration (a TLS file that cannot be read),
+		// never because the exporter is not up yet.
+		client, err := r.cfg.ClientConfig.ToClient(startCtx, host.GetExtensions(), r.set.TelemetrySettings)
+		if err != nil {
+			cancel()
+			return fmt.Errorf("neuron-monitor-prometheus client for %s: %w", r.cfg.Endpoint, err)
+		}
+		run = (&pageScraper{r: r, url: r.cfg.Endpoint, client: client, reader: promreport.NewReader()}).run
 	default:
 		dir, file, err := r.cfg.writeMonitorConfig()
 		if err != nil {
@@ -197,12 +211,14 @@ func (r *neuronReceiver) consume(name string, rd io.Reader, opts ...framing.Opti
 		for _, p := range problems {
 			r.log.Warn("decode/"+p.Key, fmt.Sprintf("%s: %s: %v; that group is skipped", name, frame.Position, p.Err))
 		}
-		r.process(rep)
+		r.process(rep, r.clock())
 	}
 }
 
-func (r *neuronReceiver) process(rep *report.Report) {
-	res := r.mapper.Map(rep, r.clock())
+// process maps one report, observed at now, and hands the result to the
+// pipelines: the one path of both inputs.
+func (r *neuronReceiver) process(rep *report.Report, now time.Time) {
+	res := r.mapper.Map(rep, now)
 	for _, p := range res.Problems {
 		r.log.Warn("map/"+p.Key, "neuron-monitor: "+p.Error())
 	}
@@ -217,7 +233,7 @@ func (r *neuronReceiver) process(rep *report.Report) {
 	if n := res.Metrics.DataPointCount(); metrics != nil && n > 0 {
 		opCtx := r.obsMetrics.StartMetricsOp(ctx)
 		err := metrics.ConsumeMetrics(opCtx, res.Metrics)
-		r.obsMetrics.EndMetricsOp(opCtx, dataFormat, n, err)
+		r.obsMetrics.EndMetricsOp(opCtx, r.format, n, err)
 		if err != nil {
 			r.log.Error("consume/metrics", "neuron receiver: the metrics pipeline refused a report", zap.Int("data_points", n), zap.Error(err))
 		}
@@ -225,7 +241,7 @@ func (r *neuronReceiver) process(rep *report.Report) {
 	if n := res.Logs.LogRecordCount(); logs != nil && n > 0 {
 		opCtx := r.obsLogs.StartLogsOp(ctx)
 		err := logs.ConsumeLogs(opCtx, res.Logs)
-		r.obsLogs.EndLogsOp(opCtx, dataFormat, n, err)
+		r.obsLogs.EndLogsOp(opCtx, r.format, n, err)
 		if err != nil {
 			r.log.Error("consume/logs", "neuron receiver: the logs pipeline refused health events", zap.Int("log_records", n), zap.Error(err))
 		}

@@ -2,7 +2,9 @@
 // Neuron node: it reads neuron-monitor's JSON configuration (period, metric
 // groups per runtime tag filter, system groups), and whenever a metric group
 // is due it writes one complete JSON report on a line of stdout, in the
-// schema of the Neuron release the node's scenario names.
+// schema of the Neuron release the node's scenario names. Exporter and
+// ExporterHandler are neuron-monitor-prometheus.py fed by those reports: the
+// /metrics page AWS's neuron-monitor DaemonSet serves, with the same values.
 package neuronmonitor
 
 import (

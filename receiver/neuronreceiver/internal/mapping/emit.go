@@ -1,7 +1,6 @@
 package mapping
 
 import (
-	"math"
 	"slices"
 	"sort"
 
@@ -43,7 +42,7 @@ func (m *Mapper) emit(v *reportView) {
 	}
 
 	for _, d := range devices {
-		m.emitDevice(d, v)
+		m.emitDevice(d)
 		cores := coresByDevice[d]
 		sort.Ints(cores)
 		for _, c := range cores {
@@ -67,23 +66,16 @@ func (m *Mapper) deviceState(d int) *deviceState {
 	return ds
 }
 
-func (m *Mapper) emitDevice(d int, v *reportView) {
+// emitDevice records what only the physical device has: its memory size,
+// ECC counters and state. Everything its NeuronCores report (utilization,
+// memory use, runtime series) stays on the cores, so that a sum over all
+// resources counts each quantity once (accelschema.CountedPerDevice).
+func (m *Mapper) emitDevice(d int) {
 	ds := m.devices[d]
 	mb := m.mb
 	mb.Reset(metadata.WithStartTime(ds.start))
 	if m.hw.memorySize > 0 {
 		mb.RecordHwGpuMemoryLimitDataPoint(m.ts, m.hw.memorySize)
-	}
-	if v.memoryKnown {
-		dm := v.deviceMemory[d]
-		var used float64
-		for _, cat := range categories(dm, true) {
-			used += dm[cat]
-			mb.RecordHwGpuMemoryUsageDataPoint(m.ts, int64(dm[cat]), cat)
-		}
-		if m.hw.memorySize > 0 {
-			mb.RecordHwGpuMemoryUtilizationDataPoint(m.ts, math.Min(1, used/float64(m.hw.memorySize)))
-		}
 	}
 	if ds.anyReported() {
 		for k := range eccKinds {
@@ -142,23 +134,23 @@ func (m *Mapper) emitCore(c int, v *reportView) {
 			if u.rt.key.tag != tag {
 				continue
 			}
-			pid := metadata.WithProcessPidMetricAttribute(u.rt.key.pid)
+			pid := pidAttribute(u.rt.key.pid)
 			if u.hasUtil || u.hasFlops {
 				mb.Reset(metadata.WithStartTime(u.utilStart))
-				mb.RecordHwGpuUtilizationDataPoint(m.ts, u.util, pid)
+				mb.RecordHwGpuUtilizationDataPoint(m.ts, u.util, pid...)
 				if u.hasFlops {
-					mb.RecordAcceleratorFlopsDataPoint(m.ts, u.flops, pid)
+					mb.RecordAcceleratorFlopsDataPoint(m.ts, u.flops, pid...)
 				}
 			} else if v.coresKnown {
 				// Held for its memory but not busy: that is worth seeing.
 				mb.Reset(metadata.WithStartTime(m.window(0)))
-				mb.RecordHwGpuUtilizationDataPoint(m.ts, 0, pid)
+				mb.RecordHwGpuUtilizationDataPoint(m.ts, 0, pid...)
 			}
 			if u.memoryValid {
 				mb.Reset(metadata.WithStartTime(u.rt.state.start))
-				for _, cat := range categories(u.memory, false) {
+				for _, cat := range categories(u.memory) {
 					if b := u.memory[cat]; finite(b) && b >= 0 {
-						mb.RecordHwGpuMemoryUsageDataPoint(m.ts, int64(b), cat, pid)
+						mb.RecordHwGpuMemoryUsageDataPoint(m.ts, int64(b), cat, pid...)
 					}
 				}
 			}
@@ -176,38 +168,48 @@ func (m *Mapper) emitCore(c int, v *reportView) {
 // resource being built.
 func (m *Mapper) emitRuntime(rd *runtimeData) {
 	mb := m.mb
-	pid := metadata.WithProcessPidMetricAttribute(rd.key.pid)
+	pid := pidAttribute(rd.key.pid)
 	if len(rd.latency) > 0 {
 		mb.Reset(metadata.WithStartTime(rd.latencyStart))
 		for _, l := range rd.latency {
-			mb.RecordAcceleratorExecutionLatencyDataPoint(m.ts, l.seconds, l.kind, l.percentile, pid)
+			mb.RecordAcceleratorExecutionLatencyDataPoint(m.ts, l.seconds, l.kind, l.percentile, pid...)
 		}
 	}
 	st := rd.state
 	mb.Reset(metadata.WithStartTime(st.start))
 	if st.hasCounts {
 		for _, s := range statusOrder {
-			mb.RecordAcceleratorExecutionCountDataPoint(m.ts, st.outcomes[s], s, pid)
+			mb.RecordAcceleratorExecutionCountDataPoint(m.ts, st.outcomes[s], s, pid...)
 		}
 		for _, e := range errorOrder {
-			mb.RecordAcceleratorExecutionErrorsDataPoint(m.ts, st.errors[e], e, pid)
+			mb.RecordAcceleratorExecutionErrorsDataPoint(m.ts, st.errors[e], e, pid...)
 		}
 	}
 	if rd.memHost != nil {
-		mb.RecordAcceleratorRuntimeMemoryUsageDataPoint(m.ts, int64(*rd.memHost), metadata.AttributeMemoryLocationHost, pid)
+		mb.RecordAcceleratorRuntimeMemoryUsageDataPoint(m.ts, int64(*rd.memHost), metadata.AttributeMemoryLocationHost, pid...)
 	}
 	if rd.memDevice != nil {
-		mb.RecordAcceleratorRuntimeMemoryUsageDataPoint(m.ts, int64(*rd.memDevice), metadata.AttributeMemoryLocationDevice, pid)
+		mb.RecordAcceleratorRuntimeMemoryUsageDataPoint(m.ts, int64(*rd.memDevice), metadata.AttributeMemoryLocationDevice, pid...)
 	}
 	if rd.cpuUser != nil || rd.cpuSystem != nil {
 		mb.Reset(metadata.WithStartTime(rd.cpuStart))
 		if rd.cpuUser != nil {
-			mb.RecordAcceleratorRuntimeCPUUtilizationDataPoint(m.ts, *rd.cpuUser, metadata.AttributeCPUModeUser, pid)
+			mb.RecordAcceleratorRuntimeCPUUtilizationDataPoint(m.ts, *rd.cpuUser, metadata.AttributeCPUModeUser, pid...)
 		}
 		if rd.cpuSystem != nil {
-			mb.RecordAcceleratorRuntimeCPUUtilizationDataPoint(m.ts, *rd.cpuSystem, metadata.AttributeCPUModeSystem, pid)
+			mb.RecordAcceleratorRuntimeCPUUtilizationDataPoint(m.ts, *rd.cpuSystem, metadata.AttributeCPUModeSystem, pid...)
 		}
 	}
+}
+
+// pidAttribute is process.pid for a runtime whose pid is known. The
+// Prometheus exporter names runtimes by tag only (pid 0: unknown), and
+// process.pid=0 would name the kernel's idle task.
+func pidAttribute(pid int64) []metadata.MetricAttributeOption {
+	if pid <= 0 {
+		return nil
+	}
+	return []metadata.MetricAttributeOption{metadata.WithProcessPidMetricAttribute(pid)}
 }
 
 func compareKeys(a, b runtimeKey) int {
@@ -224,17 +226,16 @@ func compareKeys(a, b runtimeKey) int {
 	return 0
 }
 
-// categories lists memory categories in the documented order, then any
-// others a newer release adds. With all, the documented ones are listed even
-// when absent (a device with nothing allocated uses 0 bytes of each).
-func categories(mp map[string]float64, all bool) []string {
-	out := make([]string, 0, len(memoryCategories)+1)
+// categories lists the memory categories present in mp in the documented
+// order, then any others a newer release adds.
+func categories(mp map[string]float64) []string {
+	out := make([]string, 0, len(mp))
 	for _, cat := range memoryCategories {
-		if _, ok := mp[cat]; ok || all {
+		if _, ok := mp[cat]; ok {
 			out = append(out, cat)
 		}
 	}
-	if len(mp) > len(out) || !all {
+	if len(out) < len(mp) {
 		var extra []string
 		for cat := range mp {
 			if !slices.Contains(memoryCategories, cat) {

@@ -14,6 +14,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/otelcol-accel/otelcol-accel/internal/accelschema"
+	"github.com/otelcol-accel/otelcol-accel/receiver/neuronreceiver/internal/promparse"
+	"github.com/otelcol-accel/otelcol-accel/receiver/neuronreceiver/internal/promreport"
 	"github.com/otelcol-accel/otelcol-accel/receiver/neuronreceiver/internal/report"
 )
 
@@ -132,4 +134,39 @@ func attrMapKey(m map[string]any) string {
 		fmt.Fprintf(&b, "%s=%v;", k, m[k])
 	}
 	return b.String()
+}
+
+// FuzzMapPage does the same for neuron-monitor-prometheus.py's page: any
+// page, scraped twice, parses, converts and maps without panicking, and
+// what comes out holds the same invariants.
+func FuzzMapPage(f *testing.F) {
+	for _, name := range []string{"inf2-1.prom", "inf2-2.prom"} {
+		raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "prometheus", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(raw)
+	}
+	f.Add([]byte("neuron_hardware_info{neuron_device_count=\"1\",neuroncore_per_device_count=\"2\"} 1\nneuroncore_utilization_ratio{runtime_tag=\"a\",neuroncore=\"9\"} 7\nexecution_status_total{runtime_tag=\"a\",status_type=\"completed\"} -3\n"))
+	f.Add([]byte("hardware_ecc_events_total{event_type=\"mem_ecc_uncorrected\",neuron_device_index=\"99999\"} 1e300\nneuroncore_memory_usage_tensors{runtime_tag=\"a\",neuroncore=\"0\"} NaN\n"))
+	f.Fuzz(func(t *testing.T, page []byte) {
+		rd := promreport.NewReader()
+		m := newMapper(defaultSettings())
+		previous := pmetric.NewMetrics()
+		for i := range 2 {
+			now := epoch.Add(time.Duration(i) * 5 * time.Second)
+			rep, problems, err := rd.Report(promparse.Parse(page), now)
+			for _, p := range problems {
+				if p.Key == "" || p.Err == nil {
+					t.Fatalf("problem without key or error: %#v", p)
+				}
+			}
+			if err != nil {
+				return
+			}
+			res := m.Map(rep, now)
+			checkInvariants(t, res.Metrics, previous)
+			previous = res.Metrics
+		}
+	})
 }

@@ -37,14 +37,13 @@ import (
 type Settings struct {
 	Metrics metadata.MetricsBuilderConfig
 	// Period is neuron-monitor's collection period, used as the window of
-	// data points whose group does not state its own.
+	// data points whose group does not state its own (the Prometheus
+	// exporter states none).
 	Period time.Duration
-	// CoreCounters and MemoryUsed: whether those runtime groups are
-	// collected.
+	// CoreCounters: whether the neuroncore_counters group is collected.
 	CoreCounters bool
-	MemoryUsed   bool
 	// AllRuntimes is false when a tag filter hides some runtimes: then an
-	// unlisted core may be busy, and device memory may be incomplete.
+	// unlisted core may be busy.
 	AllRuntimes bool
 }
 
@@ -141,13 +140,10 @@ type latencyPoint struct {
 type reportView struct {
 	cores    map[int]*coreData
 	runtimes []*runtimeData
-	// deviceMemory sums held memory by device and category.
-	deviceMemory map[int]map[string]float64
-	// coresKnown / memoryKnown: every runtime's groups arrived intact, so
-	// absent data means zero.
-	coresKnown  bool
-	memoryKnown bool
-	ecc         map[int][eccKinds]int64
+	// coresKnown: every runtime's core counters arrived intact, so a core
+	// nobody lists as busy is idle.
+	coresKnown bool
+	ecc        map[int][eccKinds]int64
 }
 
 // Map maps one report observed at now.
@@ -201,10 +197,8 @@ func (m *Mapper) validCore(c int) bool {
 
 func (m *Mapper) collectRuntimes(r *report.Report) *reportView {
 	v := &reportView{
-		cores:        map[int]*coreData{},
-		deviceMemory: map[int]map[string]float64{},
-		coresKnown:   m.set.CoreCounters && m.set.AllRuntimes && m.hw.coresPerDevice > 0,
-		memoryKnown:  m.set.MemoryUsed && m.set.AllRuntimes && m.hw.coresPerDevice > 0,
+		cores:      map[int]*coreData{},
+		coresKnown: m.set.CoreCounters && m.set.AllRuntimes && m.hw.coresPerDevice > 0,
 	}
 	if m.hw.coresPerDevice == 0 && len(r.Runtimes) > 0 {
 		m.problem("neuron_hardware_info/cores", "neuron_hardware_info has no neuroncore_per_device_count: NeuronCores cannot be placed on devices; their data is skipped until it does")
@@ -238,7 +232,7 @@ func (m *Mapper) collectRuntimes(r *report.Report) *reportView {
 		st.lastSeen = m.seq
 		if rt.Error != "" {
 			m.problem("neuron_runtime_data/error", "neuron_runtime_data[%d] (pid %d, tag %q): %s", rt.Index, rt.PID, rt.Tag, rt.Error)
-			v.coresKnown, v.memoryKnown = false, false
+			v.coresKnown = false
 			continue
 		}
 		rd := &runtimeData{key: key, state: st, primary: -1}
@@ -261,7 +255,10 @@ func (m *Mapper) collectRuntimes(r *report.Report) *reportView {
 					continue
 				}
 				util, hasUtil := ratio(cc.Utilization)
-				flops, hasFlops := cc.FlopsPerSecond()
+				flops, hasFlops := 0.0, cc.Flops != nil
+				if hasFlops {
+					flops = *cc.Flops
+				}
 				if !finite(flops) || flops < 0 {
 					flops, hasFlops = 0, false
 				}
@@ -292,17 +289,6 @@ func (m *Mapper) collectRuntimes(r *report.Report) *reportView {
 					}
 					u := use(c)
 					u.memory, u.memoryValid = cats, true
-					d := c / m.hw.coresPerDevice
-					dm := v.deviceMemory[d]
-					if dm == nil {
-						dm = make(map[string]float64, len(memoryCategories))
-						v.deviceMemory[d] = dm
-					}
-					for cat, b := range cats {
-						if finite(b) && b > 0 {
-							dm[cat] += b
-						}
-					}
 				}
 			}
 			for _, c := range mu.ModelCores {
@@ -314,9 +300,6 @@ func (m *Mapper) collectRuntimes(r *report.Report) *reportView {
 			}
 		} else if mu != nil && mu.Error != "" {
 			m.problem("memory_used/error", "neuron_runtime_data[%d] (pid %d, tag %q) memory_used: %s", rt.Index, rt.PID, rt.Tag, mu.Error)
-			v.memoryKnown = false
-		} else if m.set.MemoryUsed {
-			v.memoryKnown = false
 		}
 
 		for c, u := range held {
@@ -344,8 +327,8 @@ func (m *Mapper) collectRuntimes(r *report.Report) *reportView {
 		if vu := rt.VCPUUsage; vu != nil {
 			if vu.Error != "" {
 				m.problem("neuron_runtime_vcpu_usage/error", "neuron_runtime_data[%d] (pid %d, tag %q) neuron_runtime_vcpu_usage: %s", rt.Index, rt.PID, rt.Tag, vu.Error)
-			} else if vu.Usage != nil {
-				rd.cpuUser, rd.cpuSystem = percentRatio(vu.Usage.User), percentRatio(vu.Usage.System)
+			} else if vu.User != nil || vu.System != nil {
+				rd.cpuUser, rd.cpuSystem = nonNegative(vu.User), nonNegative(vu.System)
 				rd.cpuStart = m.window(vu.Period)
 			}
 		}
@@ -473,22 +456,13 @@ func (m *Mapper) collectECC(r *report.Report, v *reportView) {
 	}
 }
 
-// ratio turns a utilization percentage into a ratio in [0, 1].
-func ratio(pct *float64) (float64, bool) {
-	if pct == nil || !finite(*pct) {
+// ratio clamps a utilization fraction into [0, 1]. (vCPU fractions are not
+// capped: a runtime's threads can use more than one vCPU.)
+func ratio(f *float64) (float64, bool) {
+	if f == nil || !finite(*f) {
 		return 0, false
 	}
-	return math.Min(1, math.Max(0, *pct)/100), true
-}
-
-// percentRatio turns a vCPU percentage into a ratio; it is not capped,
-// since a runtime's threads can use more than one vCPU.
-func percentRatio(pct *float64) *float64 {
-	if pct == nil || !finite(*pct) {
-		return nil
-	}
-	r := math.Max(0, *pct) / 100
-	return &r
+	return math.Min(1, math.Max(0, *f)), true
 }
 
 func nonNegative(v *float64) *float64 {

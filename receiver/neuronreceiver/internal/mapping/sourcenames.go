@@ -81,9 +81,9 @@ var (
 // and 0 for the others.
 var hwStates = []string{accelschema.HWStateOK, accelschema.HWStateDegraded, accelschema.HWStateFailed, accelschema.HWStatePredictedFailure}
 
-// memoryCategories are the categories of neuroncore_memory_usage that a
-// device always reports (0 when nothing is allocated); others that a newer
-// release adds pass through when present.
+// memoryCategories are the categories of neuroncore_memory_usage in the
+// order neuron-monitor documents them; others that a newer release adds pass
+// through.
 var memoryCategories = []string{"constants", "model_code", "model_shared_scratchpad", "runtime_memory", "tensors"}
 
 // latencyPercentiles in the order neuron-monitor documents them.

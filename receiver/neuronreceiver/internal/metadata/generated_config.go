@@ -392,26 +392,6 @@ func (ms *HwGpuMemoryUsageMetricConfig) Validate() error {
 	return nil
 }
 
-// HwGpuMemoryUtilizationMetricConfig provides config for the hw.gpu.memory.utilization metric.
-type HwGpuMemoryUtilizationMetricConfig struct {
-	Enabled          bool `mapstructure:"enabled"`
-	enabledSetByUser bool
-}
-
-func (ms *HwGpuMemoryUtilizationMetricConfig) Unmarshal(parser *confmap.Conf) error {
-	if parser == nil {
-		return nil
-	}
-
-	err := parser.Unmarshal(ms)
-	if err != nil {
-		return err
-	}
-
-	ms.enabledSetByUser = parser.IsSet("enabled")
-	return nil
-}
-
 // HwGpuUtilizationMetricConfig provides config for the hw.gpu.utilization metric.
 type HwGpuUtilizationMetricConfig struct {
 	Enabled          bool `mapstructure:"enabled"`
@@ -491,7 +471,6 @@ type MetricsConfig struct {
 	HwErrors                         HwErrorsMetricConfig                         `mapstructure:"hw.errors"`
 	HwGpuMemoryLimit                 HwGpuMemoryLimitMetricConfig                 `mapstructure:"hw.gpu.memory.limit"`
 	HwGpuMemoryUsage                 HwGpuMemoryUsageMetricConfig                 `mapstructure:"hw.gpu.memory.usage"`
-	HwGpuMemoryUtilization           HwGpuMemoryUtilizationMetricConfig           `mapstructure:"hw.gpu.memory.utilization"`
 	HwGpuUtilization                 HwGpuUtilizationMetricConfig                 `mapstructure:"hw.gpu.utilization"`
 	HwStatus                         HwStatusMetricConfig                         `mapstructure:"hw.status"`
 }
@@ -538,9 +517,6 @@ func DefaultMetricsConfig() MetricsConfig {
 			Enabled:             true,
 			AggregationStrategy: AggregationStrategySum,
 			EnabledAttributes:   []HwGpuMemoryUsageMetricAttributeKey{HwGpuMemoryUsageMetricAttributeKeyMemoryCategory, HwGpuMemoryUsageMetricAttributeKeyProcessPid},
-		},
-		HwGpuMemoryUtilization: HwGpuMemoryUtilizationMetricConfig{
-			Enabled: true,
 		},
 		HwGpuUtilization: HwGpuUtilizationMetricConfig{
 			Enabled: true,

@@ -67,9 +67,6 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []HwGpuMemoryUsageMetricAttributeKey{HwGpuMemoryUsageMetricAttributeKeyMemoryCategory, HwGpuMemoryUsageMetricAttributeKeyProcessPid},
 					},
-					HwGpuMemoryUtilization: HwGpuMemoryUtilizationMetricConfig{
-						Enabled: true,
-					},
 					HwGpuUtilization: HwGpuUtilizationMetricConfig{
 						Enabled: true,
 					},
@@ -146,9 +143,6 @@ func TestMetricsBuilderConfig(t *testing.T) {
 						AggregationStrategy: AggregationStrategySum,
 						EnabledAttributes:   []HwGpuMemoryUsageMetricAttributeKey{HwGpuMemoryUsageMetricAttributeKeyMemoryCategory, HwGpuMemoryUsageMetricAttributeKeyProcessPid},
 					},
-					HwGpuMemoryUtilization: HwGpuMemoryUtilizationMetricConfig{
-						Enabled: false,
-					},
 					HwGpuUtilization: HwGpuUtilizationMetricConfig{
 						Enabled: false,
 					},
@@ -184,7 +178,7 @@ func TestMetricsBuilderConfig(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := loadMetricsBuilderConfig(t, tt.name)
-			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(AcceleratorExecutionCountMetricConfig{}, AcceleratorExecutionErrorsMetricConfig{}, AcceleratorExecutionLatencyMetricConfig{}, AcceleratorFlopsMetricConfig{}, AcceleratorRuntimeCPUUtilizationMetricConfig{}, AcceleratorRuntimeMemoryUsageMetricConfig{}, HwErrorsMetricConfig{}, HwGpuMemoryLimitMetricConfig{}, HwGpuMemoryUsageMetricConfig{}, HwGpuMemoryUtilizationMetricConfig{}, HwGpuUtilizationMetricConfig{}, HwStatusMetricConfig{}, ResourceAttributeConfig{}))
+			diff := cmp.Diff(tt.want, cfg, cmpopts.IgnoreUnexported(AcceleratorExecutionCountMetricConfig{}, AcceleratorExecutionErrorsMetricConfig{}, AcceleratorExecutionLatencyMetricConfig{}, AcceleratorFlopsMetricConfig{}, AcceleratorRuntimeCPUUtilizationMetricConfig{}, AcceleratorRuntimeMemoryUsageMetricConfig{}, HwErrorsMetricConfig{}, HwGpuMemoryLimitMetricConfig{}, HwGpuMemoryUsageMetricConfig{}, HwGpuUtilizationMetricConfig{}, HwStatusMetricConfig{}, ResourceAttributeConfig{}))
 			require.Emptyf(t, diff, "Config mismatch (-expected +actual):\n%s", diff)
 		})
 	}

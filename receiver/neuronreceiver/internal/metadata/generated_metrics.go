@@ -285,9 +285,6 @@ var MetricsInfo = metricsInfo{
 		Name:       "hw.gpu.memory.usage",
 		Attributes: []string{"memory_category", "process_pid"},
 	},
-	HwGpuMemoryUtilization: metricInfo{
-		Name: "hw.gpu.memory.utilization",
-	},
 	HwGpuUtilization: metricInfo{
 		Name:       "hw.gpu.utilization",
 		Attributes: []string{"process_pid"},
@@ -308,7 +305,6 @@ type metricsInfo struct {
 	HwErrors                         metricInfo
 	HwGpuMemoryLimit                 metricInfo
 	HwGpuMemoryUsage                 metricInfo
-	HwGpuMemoryUtilization           metricInfo
 	HwGpuUtilization                 metricInfo
 	HwStatus                         metricInfo
 }
@@ -957,7 +953,7 @@ type metricHwGpuMemoryLimit struct {
 // init fills hw.gpu.memory.limit metric with initial data.
 func (m *metricHwGpuMemoryLimit) init() {
 	m.data.SetName("hw.gpu.memory.limit")
-	m.data.SetDescription("Memory of one Neuron device (`neuron_device_memory_size`).")
+	m.data.SetDescription("Memory of one Neuron device (`neuron_device_memory_size`; not on neuron-monitor-prometheus.py's page).")
 	m.data.SetUnit("By")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(false)
@@ -1010,7 +1006,7 @@ type metricHwGpuMemoryUsage struct {
 // init fills hw.gpu.memory.usage metric with initial data.
 func (m *metricHwGpuMemoryUsage) init() {
 	m.data.SetName("hw.gpu.memory.usage")
-	m.data.SetDescription("Device memory in use by category; on a NeuronCore, what one runtime allocated for that core; on a device, the sum over its cores and runtimes.")
+	m.data.SetDescription("Device memory one runtime allocated for a NeuronCore, by category (on the NeuronCore; the device does not repeat the sum).")
 	m.data.SetUnit("By")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(false)
@@ -1086,56 +1082,6 @@ func (m *metricHwGpuMemoryUsage) emit(metrics pmetric.MetricSlice) {
 
 func newMetricHwGpuMemoryUsage(cfg HwGpuMemoryUsageMetricConfig) metricHwGpuMemoryUsage {
 	m := metricHwGpuMemoryUsage{config: cfg}
-
-	if cfg.Enabled {
-		m.data = pmetric.NewMetric()
-		m.init()
-	}
-	return m
-}
-
-type metricHwGpuMemoryUtilization struct {
-	data     pmetric.Metric                     // data buffer for generated metric.
-	config   HwGpuMemoryUtilizationMetricConfig // metric config provided by user.
-	capacity int                                // max observed number of data points added to the metric.
-}
-
-// init fills hw.gpu.memory.utilization metric with initial data.
-func (m *metricHwGpuMemoryUtilization) init() {
-	m.data.SetName("hw.gpu.memory.utilization")
-	m.data.SetDescription("Device memory in use / device memory size.")
-	m.data.SetUnit("1")
-	m.data.SetEmptyGauge()
-}
-
-func (m *metricHwGpuMemoryUtilization) recordDataPoint(start pcommon.Timestamp, ts pcommon.Timestamp, val float64) {
-	if !m.config.Enabled {
-		return
-	}
-	dp := m.data.Gauge().DataPoints().AppendEmpty()
-	dp.SetStartTimestamp(start)
-	dp.SetTimestamp(ts)
-	dp.SetDoubleValue(val)
-}
-
-// updateCapacity saves max length of data point slices that will be used for the slice capacity.
-func (m *metricHwGpuMemoryUtilization) updateCapacity() {
-	if m.data.Gauge().DataPoints().Len() > m.capacity {
-		m.capacity = m.data.Gauge().DataPoints().Len()
-	}
-}
-
-// emit appends recorded metric data to a metrics slice and prepares it for recording another set of data points.
-func (m *metricHwGpuMemoryUtilization) emit(metrics pmetric.MetricSlice) {
-	if m.config.Enabled && m.data.Gauge().DataPoints().Len() > 0 {
-		m.updateCapacity()
-		m.data.MoveTo(metrics.AppendEmpty())
-		m.init()
-	}
-}
-
-func newMetricHwGpuMemoryUtilization(cfg HwGpuMemoryUtilizationMetricConfig) metricHwGpuMemoryUtilization {
-	m := metricHwGpuMemoryUtilization{config: cfg}
 
 	if cfg.Enabled {
 		m.data = pmetric.NewMetric()
@@ -1308,7 +1254,6 @@ type MetricsBuilder struct {
 	metricHwErrors                         metricHwErrors
 	metricHwGpuMemoryLimit                 metricHwGpuMemoryLimit
 	metricHwGpuMemoryUsage                 metricHwGpuMemoryUsage
-	metricHwGpuMemoryUtilization           metricHwGpuMemoryUtilization
 	metricHwGpuUtilization                 metricHwGpuUtilization
 	metricHwStatus                         metricHwStatus
 }
@@ -1345,7 +1290,6 @@ func NewMetricsBuilder(mbc MetricsBuilderConfig, settings receiver.Settings, opt
 		metricHwErrors:                         newMetricHwErrors(mbc.Metrics.HwErrors),
 		metricHwGpuMemoryLimit:                 newMetricHwGpuMemoryLimit(mbc.Metrics.HwGpuMemoryLimit),
 		metricHwGpuMemoryUsage:                 newMetricHwGpuMemoryUsage(mbc.Metrics.HwGpuMemoryUsage),
-		metricHwGpuMemoryUtilization:           newMetricHwGpuMemoryUtilization(mbc.Metrics.HwGpuMemoryUtilization),
 		metricHwGpuUtilization:                 newMetricHwGpuUtilization(mbc.Metrics.HwGpuUtilization),
 		metricHwStatus:                         newMetricHwStatus(mbc.Metrics.HwStatus),
 		resourceAttributeIncludeFilter:         make(map[string]filter.Filter),
@@ -1537,7 +1481,6 @@ func (mb *MetricsBuilder) EmitForResource(options ...ResourceMetricsOption) {
 	mb.metricHwErrors.emit(ils.Metrics())
 	mb.metricHwGpuMemoryLimit.emit(ils.Metrics())
 	mb.metricHwGpuMemoryUsage.emit(ils.Metrics())
-	mb.metricHwGpuMemoryUtilization.emit(ils.Metrics())
 	mb.metricHwGpuUtilization.emit(ils.Metrics())
 	mb.metricHwStatus.emit(ils.Metrics())
 
@@ -1614,11 +1557,6 @@ func (mb *MetricsBuilder) RecordHwGpuMemoryLimitDataPoint(ts pcommon.Timestamp, 
 // RecordHwGpuMemoryUsageDataPoint adds a data point to hw.gpu.memory.usage metric.
 func (mb *MetricsBuilder) RecordHwGpuMemoryUsageDataPoint(ts pcommon.Timestamp, val int64, memoryCategoryAttributeValue string, options ...MetricAttributeOption) {
 	mb.metricHwGpuMemoryUsage.recordDataPoint(mb.startTime, ts, val, memoryCategoryAttributeValue, options...)
-}
-
-// RecordHwGpuMemoryUtilizationDataPoint adds a data point to hw.gpu.memory.utilization metric.
-func (mb *MetricsBuilder) RecordHwGpuMemoryUtilizationDataPoint(ts pcommon.Timestamp, val float64) {
-	mb.metricHwGpuMemoryUtilization.recordDataPoint(mb.startTime, ts, val)
 }
 
 // RecordHwGpuUtilizationDataPoint adds a data point to hw.gpu.utilization metric.

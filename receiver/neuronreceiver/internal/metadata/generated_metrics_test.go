@@ -133,9 +133,6 @@ func TestMetricsBuilder(t *testing.T) {
 			}
 			defaultMetricsCount++
 			allMetricsCount++
-			mb.RecordHwGpuMemoryUtilizationDataPoint(ts, 1)
-			defaultMetricsCount++
-			allMetricsCount++
 			mb.RecordHwGpuUtilizationDataPoint(ts, 1, WithProcessPidMetricAttribute(11))
 			defaultMetricsCount++
 			allMetricsCount++
@@ -497,7 +494,7 @@ func TestMetricsBuilder(t *testing.T) {
 					validatedMetrics["hw.gpu.memory.limit"] = true
 					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-					assert.Equal(t, "Memory of one Neuron device (`neuron_device_memory_size`).", mi.Description())
+					assert.Equal(t, "Memory of one Neuron device (`neuron_device_memory_size`; not on neuron-monitor-prometheus.py's page).", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
 					assert.False(t, mi.Sum().IsMonotonic())
 					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -512,7 +509,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["hw.gpu.memory.usage"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Device memory in use by category; on a NeuronCore, what one runtime allocated for that core; on a device, the sum over its cores and runtimes.", mi.Description())
+						assert.Equal(t, "Device memory one runtime allocated for a NeuronCore, by category (on the NeuronCore; the device does not repeat the sum).", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
 						assert.False(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -532,7 +529,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["hw.gpu.memory.usage"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Device memory in use by category; on a NeuronCore, what one runtime allocated for that core; on a device, the sum over its cores and runtimes.", mi.Description())
+						assert.Equal(t, "Device memory one runtime allocated for a NeuronCore, by category (on the NeuronCore; the device does not repeat the sum).", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
 						assert.False(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -553,18 +550,6 @@ func TestMetricsBuilder(t *testing.T) {
 						_, ok := dp.Attributes().Get("accelerator.memory.category")
 						assert.False(t, ok)
 					}
-				case "hw.gpu.memory.utilization":
-					assert.False(t, validatedMetrics["hw.gpu.memory.utilization"], "Found a duplicate in the metrics slice: hw.gpu.memory.utilization")
-					validatedMetrics["hw.gpu.memory.utilization"] = true
-					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
-					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "Device memory in use / device memory size.", mi.Description())
-					assert.Equal(t, "1", mi.Unit())
-					dp := mi.Gauge().DataPoints().At(0)
-					assert.Equal(t, start, dp.StartTimestamp())
-					assert.Equal(t, ts, dp.Timestamp())
-					assert.Equal(t, pmetric.NumberDataPointValueTypeDouble, dp.ValueType())
-					assert.InDelta(t, float64(1), dp.DoubleValue(), 0.01)
 				case "hw.gpu.utilization":
 					assert.False(t, validatedMetrics["hw.gpu.utilization"], "Found a duplicate in the metrics slice: hw.gpu.utilization")
 					validatedMetrics["hw.gpu.utilization"] = true

@@ -156,20 +156,65 @@ func decodeRuntime(i int, raw json.RawMessage) (*Runtime, []Problem) {
 		}
 	}
 	if g, ok := e.Report["neuron_runtime_vcpu_usage"]; ok && !isNull(g) {
-		var vu RuntimeVCPUUsage
-		if err := json.Unmarshal(g, &vu); err != nil {
+		vu, err := decodeRuntimeVCPUUsage(g)
+		if err != nil {
 			fail("neuron_runtime_vcpu_usage", err)
 		} else {
-			rt.VCPUUsage = &vu
+			rt.VCPUUsage = vu
 		}
 	}
 	return rt, problems
 }
 
+// rawCoreCounters is one core of neuroncores_in_use as neuron-monitor
+// prints it.
+type rawCoreCounters struct {
+	Utilization    *float64 `json:"neuroncore_utilization"` // percent
+	Flops          *float64 `json:"flops"`
+	EffectiveFlops *float64 `json:"effective_flops"`
+	// v3d (Trn2: the utilization of each physical core of a logical
+	// NeuronCore) is accepted and not mapped.
+}
+
+func (c rawCoreCounters) counters() CoreCounters {
+	cc := CoreCounters{Utilization: fraction(c.Utilization), Flops: c.Flops}
+	if cc.Flops == nil {
+		cc.Flops = c.EffectiveFlops
+	}
+	return cc
+}
+
+func decodeRuntimeVCPUUsage(raw json.RawMessage) (*RuntimeVCPUUsage, error) {
+	var g struct {
+		Group
+		Usage *struct {
+			User   *float64 `json:"user"`
+			System *float64 `json:"system"`
+		} `json:"vcpu_usage"`
+	}
+	if err := json.Unmarshal(raw, &g); err != nil {
+		return nil, err
+	}
+	vu := &RuntimeVCPUUsage{Group: g.Group}
+	if g.Usage != nil {
+		vu.User, vu.System = fraction(g.Usage.User), fraction(g.Usage.System)
+	}
+	return vu, nil
+}
+
+// fraction turns one of neuron-monitor's percentages into a fraction.
+func fraction(pct *float64) *float64 {
+	if pct == nil {
+		return nil
+	}
+	f := *pct / 100
+	return &f
+}
+
 func decodeNeuronCoreCounters(raw json.RawMessage) (*NeuronCoreCounters, error) {
 	var g struct {
 		Group
-		InUse map[string]CoreCounters `json:"neuroncores_in_use"`
+		InUse map[string]rawCoreCounters `json:"neuroncores_in_use"`
 	}
 	if err := json.Unmarshal(raw, &g); err != nil {
 		return nil, err
@@ -180,7 +225,7 @@ func decodeNeuronCoreCounters(raw json.RawMessage) (*NeuronCoreCounters, error) 
 		if err != nil {
 			return nil, fmt.Errorf("neuroncores_in_use: %w", err)
 		}
-		nc.Cores[idx] = v
+		nc.Cores[idx] = v.counters()
 	}
 	return nc, nil
 }

@@ -48,7 +48,8 @@ func TestBrokenGroupIsIsolated(t *testing.T) {
 	require.NotNil(t, rt.MemoryUsed)
 	assert.Equal(t, 20.0, *rt.MemoryUsed.DeviceBytes, `"device" is read where "neuron_device" is missing`)
 	assert.Equal(t, map[int]map[string]float64{0: {"tensors": 5}}, rt.MemoryUsed.CoreMemory)
-	assert.Equal(t, 1.5, *rt.VCPUUsage.Usage.User)
+	assert.Equal(t, 1.5/100, *rt.VCPUUsage.User, "percentages become fractions")
+	assert.Equal(t, 0.5/100, *rt.VCPUUsage.System)
 }
 
 func TestReleaseDrift(t *testing.T) {
@@ -62,11 +63,11 @@ func TestReleaseDrift(t *testing.T) {
 	require.Len(t, r.Runtimes, 2)
 	rt := r.Runtimes[0]
 	assert.Equal(t, "1234", rt.Tag, "a numeric tag is kept as text")
-	f, ok := rt.NeuronCoreCounters.Cores[3].FlopsPerSecond()
-	assert.True(t, ok)
-	assert.Equal(t, 100.0, f, "effective_flops where flops is missing")
-	f, _ = rt.NeuronCoreCounters.Cores[4].FlopsPerSecond()
-	assert.Equal(t, 7.0, f, "flops wins when both are present")
+	core3 := rt.NeuronCoreCounters.Cores[3]
+	require.NotNil(t, core3.Flops)
+	assert.Equal(t, 100.0, *core3.Flops, "effective_flops where flops is missing")
+	assert.Equal(t, 50.0/100, *core3.Utilization, "utilization becomes a fraction")
+	assert.Equal(t, 7.0, *rt.NeuronCoreCounters.Cores[4].Flops, "flops wins when both are present")
 	require.NotNil(t, rt.ExecutionStats)
 	assert.Equal(t, map[string]float64{"completed": 3}, rt.ExecutionStats.Outcomes())
 	assert.Nil(t, rt.ExecutionStats.LatencyStats.Total)

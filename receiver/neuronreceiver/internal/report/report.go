@@ -52,30 +52,14 @@ type NeuronCoreCounters struct {
 
 // CoreCounters is one NeuronCore in neuroncores_in_use.
 type CoreCounters struct {
-	// Utilization is in percent (0..100); nil when absent.
-	Utilization *float64 `json:"neuroncore_utilization"`
+	// Utilization is the fraction of the captured period the core was busy
+	// (neuron-monitor prints a percentage; Decode divides it by 100, the
+	// Prometheus exporter already has); nil when absent.
+	Utilization *float64
 	// Flops is floating-point operations per second over the captured
 	// period: "flops" on current releases, "effective_flops" on the
-	// releases between 2.7 and the rename.
-	Flops          *float64 `json:"flops"`
-	EffectiveFlops *float64 `json:"effective_flops"`
-	// V3D (Trn2 only) has the utilization of each physical core of a
-	// logical NeuronCore; kept for completeness, not mapped.
-	V3D map[string]struct {
-		Utilization *float64 `json:"neuroncore_utilization"`
-	} `json:"v3d"`
-}
-
-// FlopsPerSecond returns flops, or effective_flops on releases that name it
-// so.
-func (c CoreCounters) FlopsPerSecond() (float64, bool) {
-	if c.Flops != nil {
-		return *c.Flops, true
-	}
-	if c.EffectiveFlops != nil {
-		return *c.EffectiveFlops, true
-	}
-	return 0, false
+	// releases between 2.7 and the rename; nil when absent.
+	Flops *float64
 }
 
 // ExecutionStats is the execution_stats group (inference_stats before Neuron
@@ -115,13 +99,14 @@ type MemoryUsed struct {
 	ModelCores []int
 }
 
-// RuntimeVCPUUsage is the neuron_runtime_vcpu_usage group; percentages.
+// RuntimeVCPUUsage is the neuron_runtime_vcpu_usage group.
 type RuntimeVCPUUsage struct {
 	Group
-	Usage *struct {
-		User   *float64 `json:"user"`
-		System *float64 `json:"system"`
-	} `json:"vcpu_usage"`
+	// User and System are the vCPU time the runtime used, as a fraction of
+	// one vCPU (neuron-monitor prints percentages; Decode divides them by
+	// 100). nil when absent; above 1 when the runtime's threads use more
+	// than one vCPU.
+	User, System *float64
 }
 
 // System is system_data. Only neuron_hw_counters is mapped; vcpu_usage and
