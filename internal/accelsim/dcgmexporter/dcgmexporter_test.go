@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -288,4 +290,96 @@ func BenchmarkRenderFleet10kGPUs(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(10000*len(fields)*b.N)/b.Elapsed().Seconds(), "points/s")
+}
+
+// A MIG GPU's families are printed once per GPU instance, as dcgm-exporter
+// does, each read a moment apart: the lowest GPU-instance id's row is the
+// GPU's sample as it is, the others differ a little (energy has grown).
+// Whole GPUs print their sample unchanged.
+func TestMIGRowsRepeatTheGPUsFamilies(t *testing.T) {
+	f := simtest.DemoFleet(t, 0)
+	n, _ := f.Node("gpu-h100-a")
+	const at = 12 * 60
+	fams, text := page(t, f, "gpu-h100-a", at)
+	_, again := page(t, f, "gpu-h100-a", at)
+	if !bytes.Equal(text, again) {
+		t.Fatal("the page is not deterministic")
+	}
+	samples := map[string]sim.GPUSample{} // GPU UUID, or GPU UUID/GI id
+	for _, e := range sim.NewWorld(f).NodeGPUs(n, at) {
+		key := e.GPU.UUID
+		if e.MIG != nil {
+			key = fmt.Sprintf("%s/%d", e.GPU.UUID, e.MIG.GIID)
+		}
+		samples[key] = e.Sample
+	}
+	deviceFamilies := []string{"DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "DCGM_FI_DEV_GPU_TEMP",
+		"DCGM_FI_DEV_MEMORY_TEMP", "DCGM_FI_DEV_SM_CLOCK", "DCGM_FI_PROF_PCIE_TX_BYTES", "DCGM_FI_PROF_PCIE_RX_BYTES"}
+	migGPUs := 0
+	for _, g := range n.GPUs {
+		if !g.MIGEnabled() {
+			for _, name := range FieldNames() {
+				for _, m := range find(fams[name], map[string]string{"UUID": g.UUID}) {
+					if v, w := value(m), sampleValue(t, name, samples[g.UUID]); math.Abs(v-w) > 5e-7 {
+						t.Errorf("%s of whole GPU %d: %v, its sample says %v", name, g.Index, v, w)
+					}
+				}
+			}
+			continue
+		}
+		migGPUs++
+		lowest := g.MIG[0]
+		for _, mi := range g.MIG {
+			if mi.GIID < lowest.GIID {
+				lowest = mi
+			}
+		}
+		dev := samples[fmt.Sprintf("%s/%d", g.UUID, lowest.GIID)]
+		for _, name := range deviceFamilies {
+			rows := find(fams[name], map[string]string{"UUID": g.UUID})
+			if len(rows) < len(g.MIG) {
+				t.Fatalf("%s of MIG GPU %d: %d rows for %d instances", name, g.Index, len(rows), len(g.MIG))
+			}
+			differ := false
+			for _, m := range rows {
+				gi, _ := strconv.Atoi(labelsOf(m)["GPU_I_ID"])
+				v, w := value(m), sampleValue(t, name, dev)
+				if gi == lowest.GIID {
+					if math.Abs(v-w) > 5e-7 {
+						t.Errorf("%s of MIG GPU %d, lowest instance %d: %v, the GPU's sample says %v", name, g.Index, gi, v, w)
+					}
+					continue
+				}
+				if math.Abs(v-w) > 0.02*math.Abs(w)+1e-9 {
+					t.Errorf("%s of MIG GPU %d, instance %d: %v is not a moment later than %v", name, g.Index, gi, v, w)
+				}
+				if name == "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION" && v < w {
+					t.Errorf("energy read later is lower: %v < %v", v, w)
+				}
+				differ = differ || v != w
+			}
+			if changes := name == "DCGM_FI_DEV_POWER_USAGE" || name == "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"; changes && !differ && dev.PowerW > 0 {
+				t.Errorf("%s of MIG GPU %d reads the same on every instance's row", name, g.Index)
+			}
+		}
+	}
+	if migGPUs != 2 {
+		t.Fatalf("gpu-h100-a has %d MIG GPUs, want 2", migGPUs)
+	}
+}
+
+// sampleValue is a family's value in a sample as the page prints it.
+func sampleValue(t *testing.T, name string, s sim.GPUSample) float64 {
+	t.Helper()
+	for _, f := range fields {
+		if f.name == name {
+			iv, fv, _ := f.get(&s)
+			if f.isF {
+				return fv
+			}
+			return float64(iv)
+		}
+	}
+	t.Fatalf("no field %s", name)
+	return 0
 }

@@ -1,7 +1,9 @@
 // Package dcgmexporter serves what NVIDIA dcgm-exporter 4.x serves on
 // /metrics for one node: DCGM_FI_* families in DCGM field-id order, one
-// series per GPU (or per GPU instance when the GPU is in MIG mode) with the
-// exporter's label template, and, with Kubernetes mapping on, the pod,
+// series per GPU (or per GPU instance when the GPU is in MIG mode, the GPU's
+// own families repeated on each instance's row, read a moment apart: see
+// migrows.go) with the exporter's label template, and, with Kubernetes
+// mapping on, the pod,
 // namespace and container of the device's holder as the exporter's default
 // mode finds them (one pod per device, the last in the kubelet's list wins).
 package dcgmexporter

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/detrand"
 	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/fleet"
 	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/sim"
 )
@@ -14,6 +15,9 @@ import (
 type row struct {
 	entity int
 	mig    bool
+	// lag and key place a MIG instance's row among its GPU's (migrows.go).
+	lag int
+	key uint64
 	// labels is everything after the metric name up to, but not including,
 	// the closing brace: `{gpu="0",UUID="GPU-…",…,DCGM_FI_DRIVER_VERSION="…"`.
 	labels []byte
@@ -62,8 +66,10 @@ func NewRenderer(n *fleet.Node) *Renderer {
 		b.WriteString(n.Model.Name)
 		b.WriteString(`"`)
 		var key any = g
+		lag, readKey := 0, uint64(0)
 		if mi != nil {
 			key = mi
+			lag, readKey = migLag(g, mi), detrand.Hash(0, g.UUID, mi.GIID)
 			b.WriteString(`,GPU_I_PROFILE="`)
 			b.WriteString(mi.Profile.Name)
 			b.WriteString(`",GPU_I_ID="`)
@@ -85,7 +91,7 @@ func NewRenderer(n *fleet.Node) *Renderer {
 		}
 		for _, attrs := range variants {
 			sort.Slice(attrs, func(i, j int) bool { return attrs[i].k < attrs[j].k })
-			r.rows = append(r.rows, row{entity: entity, mig: mi != nil, labels: labels, attrs: attrs, attrText: renderAttrs(nil, attrs)})
+			r.rows = append(r.rows, row{entity: entity, mig: mi != nil, lag: lag, key: readKey, labels: labels, attrs: attrs, attrText: renderAttrs(nil, attrs)})
 		}
 		entity++
 	}
@@ -117,6 +123,7 @@ func renderAttrs(b []byte, attrs []kv) []byte {
 func (r *Renderer) Render(b []byte, entities []sim.Entity) []byte {
 	for fi := range fields {
 		f := &fields[fi]
+		later := laterReads[f.id]
 		start := len(b)
 		b = append(b, "# HELP "...)
 		b = append(b, f.name...)
@@ -140,6 +147,9 @@ func (r *Renderer) Render(b []byte, entities []sim.Entity) []byte {
 			iv, fv, ok := f.get(s)
 			if !ok {
 				continue
+			}
+			if later != nil && rw.lag > 0 {
+				iv, fv = later(s, rw.lag, rw.key)
 			}
 			b = append(b, f.name...)
 			b = append(b, rw.labels...)
