@@ -53,7 +53,11 @@ type Config struct {
 	Command string `mapstructure:"command"`
 	// Args are appended after the generated `-c <config file>`.
 	Args []string `mapstructure:"args"`
-	// Period is neuron-monitor's collection period; whole seconds.
+	// Period is neuron-monitor's collection period; whole seconds. With
+	// input: subprocess it is written to neuron-monitor's config; with the
+	// other inputs it says what neuron-monitor runs with, and is the window
+	// of data points whose source states none (the Prometheus page states
+	// none).
 	Period time.Duration `mapstructure:"period"`
 	// MetricGroups are the neuron-monitor metric groups to request.
 	MetricGroups []string `mapstructure:"metric_groups"`

@@ -53,7 +53,7 @@ func (s *pageScraper) scrape(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, s.r.cfg.CollectionInterval)
 	defer cancel()
 	now := s.r.clock()
-	body, truncated, err := s.fetch(ctx)
+	got, err := s.fetch(ctx)
 	if err != nil {
 		if errors.Is(ctx.Err(), context.Canceled) {
 			return // shutting down
@@ -62,10 +62,13 @@ func (s *pageScraper) scrape(ctx context.Context) {
 		return
 	}
 	s.reachable()
-	if truncated {
-		s.r.log.Warn("scrape/size", fmt.Sprintf("neuron-monitor-prometheus at %s: page larger than %d MiB; the lines after the cut are not read", s.url, maxPageBytes>>20))
+	switch {
+	case got.tooLarge:
+		s.r.log.Warn("scrape/size", fmt.Sprintf("neuron-monitor-prometheus at %s: page larger than %d MiB; the lines after the cut are not used", s.url, maxPageBytes>>20))
+	case got.cut != nil:
+		s.r.log.Warn("scrape/cut", fmt.Sprintf("neuron-monitor-prometheus at %s: the page ended early after %d bytes (%v); the lines read are used", s.url, len(got.body), got.cut))
 	}
-	page := promparse.Parse(body)
+	page := promparse.Parse(got.body)
 	if page.ErrorCount > 0 {
 		s.badLines(page)
 	}
@@ -82,32 +85,39 @@ func (s *pageScraper) scrape(ctx context.Context) {
 	s.r.process(rep, now)
 }
 
-func (s *pageScraper) fetch(ctx context.Context) ([]byte, bool, error) {
+// fetched is one response: the page, and whether it was cut.
+type fetched struct {
+	body     []byte
+	tooLarge bool  // longer than maxPageBytes: cut there
+	cut      error // the connection broke mid-page
+}
+
+func (s *pageScraper) fetch(ctx context.Context) (fetched, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url, http.NoBody)
 	if err != nil {
-		return nil, false, err
+		return fetched{}, err
 	}
 	// prometheus_client answers OpenMetrics when asked; this reads 0.0.4.
 	req.Header.Set("Accept", "text/plain;version=0.0.4")
 	resp, err := s.client.Do(req)
 	if err != nil {
-		return nil, false, err
+		return fetched{}, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
-		return nil, false, fmt.Errorf("answered %s", resp.Status)
+		return fetched{}, fmt.Errorf("answered %s", resp.Status)
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxPageBytes+1))
 	if err != nil && len(body) == 0 {
-		return nil, false, err
+		return fetched{}, err
 	}
-	// A body cut short (the exporter died mid-write) is parsed as far as
-	// it goes: promparse reports the torn last line.
+	// A page cut short (the exporter died mid-write) is used as far as it
+	// goes: promparse reports the torn last line.
 	if len(body) > maxPageBytes {
-		return body[:maxPageBytes], true, nil
+		return fetched{body: body[:maxPageBytes], tooLarge: true}, nil
 	}
-	return body, false, nil
+	return fetched{body: body, cut: err}, nil
 }
 
 func (s *pageScraper) unreachable(err error) {

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -159,4 +160,32 @@ func TestPrometheusForeignPage(t *testing.T) {
 	assert.Contains(t, errs[0], "has none of neuron-monitor-prometheus.py's families")
 	assert.Equal(t, 1, h.logged("is endpoint that exporter's /metrics?"))
 	assert.Empty(t, h.metrics.AllMetrics())
+}
+
+// A page cut short (the exporter died mid-write) is used as far as it goes,
+// with a warning; the next scrape is read whole.
+func TestPrometheusPageCutShort(t *testing.T) {
+	page := promFixture(t, "inf2-1.prom")
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if n.Add(1) == 1 {
+			w.Header().Set("Content-Length", strconv.Itoa(len(page)))
+			_, _ = w.Write(page[:len(page)/2])
+			panic(http.ErrAbortHandler) // closes the connection mid-body
+		}
+		_, _ = w.Write(page)
+	}))
+	defer srv.Close()
+	h := newHarness(t, prometheusConfig(srv.URL))
+	require.Eventually(t, func() bool {
+		for _, md := range h.metrics.AllMetrics() {
+			if md.ResourceMetrics().Len() == 3 {
+				return true
+			}
+		}
+		return false
+	}, 10*time.Second, 10*time.Millisecond)
+	h.stop()
+	assert.Equal(t, 1, h.logged("the page ended early after "+strconv.Itoa(len(page)/2)+" bytes (unexpected EOF); the lines read are used"), "%v", h.messages())
+	assert.Zero(t, h.logged("is not reachable"), "a cut page is bad input, not an outage")
 }
