@@ -104,11 +104,11 @@ type MetricDef struct {
 
 // Metrics lists every metric this distribution emits.
 var Metrics = []MetricDef{
-	{MetricGPUUtilization, CountedPerPartition, Gauge, UnitRatio, "double", []string{AttrHWGPUTask, AttrProcessPID}, []string{EmitterDCGM, EmitterNeuron}, true, "Fraction of time the device (or NeuronCore) was busy over the sample period."},
-	{MetricGPUMemoryUsage, CountedPerPartition, UpDownCounter, UnitBytes, "int", []string{AttrMemoryCategory, AttrProcessPID}, []string{EmitterDCGM, EmitterNeuron}, true, "Device memory in use (Neuron: by category)."},
+	{MetricGPUUtilization, CountedPerPartition, Gauge, UnitRatio, "double", []string{AttrHWGPUTask, AttrProcessPID, AttrConsumerPod}, []string{EmitterDCGM, EmitterNeuron}, true, "Fraction of time the device (or NeuronCore) was busy over the sample period."},
+	{MetricGPUMemoryUsage, CountedPerPartition, UpDownCounter, UnitBytes, "int", []string{AttrMemoryCategory, AttrProcessPID, AttrConsumerPod}, []string{EmitterDCGM, EmitterNeuron}, true, "Device memory in use (Neuron: by category)."},
 	{MetricGPUMemoryLimit, CountedPerDevice, UpDownCounter, UnitBytes, "int", nil, []string{EmitterDCGM, EmitterNeuron}, true, "Memory size of the physical device (MIG instances carry theirs as `accelerator.partition.memory.limit`)."},
 	{MetricPartitionMemoryLimit, CountedPerPartition, UpDownCounter, UnitBytes, "int", nil, []string{EmitterDCGM}, false, "Memory size of a partition (a MIG instance); the device's own size is `hw.gpu.memory.limit` on the device."},
-	{MetricGPUMemoryUtilization, CountedPerPartition, Gauge, UnitRatio, "double", nil, []string{EmitterDCGM, EmitterNeuron}, true, "Memory used / memory size."},
+	{MetricGPUMemoryUtilization, CountedPerPartition, Gauge, UnitRatio, "double", nil, []string{EmitterDCGM}, true, "Memory used / memory size."},
 	{MetricPower, CountedPerDevice, Gauge, UnitWatts, "double", nil, []string{EmitterDCGM}, true, "Instantaneous power draw."},
 	{MetricEnergy, CountedPerDevice, Counter, UnitJoules, "double", nil, []string{EmitterDCGM}, true, "Energy consumed since the driver loaded."},
 	{MetricTemperature, CountedPerDevice, Gauge, UnitCelsius, "double", []string{AttrHWSensorLocation}, []string{EmitterDCGM}, true, "GPU die or memory temperature."},

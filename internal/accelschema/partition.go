@@ -8,3 +8,15 @@ package accelschema
 func IsSharedCopy(partitionType string) bool {
 	return partitionType == PartitionTimeSlicing || partitionType == PartitionMPS
 }
+
+// IsConsumerCopy reports whether a resource is one consumer's copy of a
+// shared device, as the attributes processor makes them: a time-sliced, MPS
+// or DRA partition under a parent device, or a resource whose parent is its
+// own hw.id. Copies carry identity, share and what was measured for their
+// consumer; the device's own resource keeps the device-wide readings.
+func IsConsumerCopy(hwID, parent, partitionType string) bool {
+	if parent == "" {
+		return false
+	}
+	return parent == hwID || IsSharedCopy(partitionType) || partitionType == PartitionDRA
+}

@@ -56,6 +56,10 @@ type checker struct {
 	// whose parent is that device.
 	onParent map[string]map[seriesKey]bool
 	onChild  map[string]map[seriesKey]string
+	// partition-scoped metrics a device's own resource reports as a total
+	// (points without process.pid or accelerator.consumer.pod): its
+	// partitions and copies must not report them in any form.
+	parentTotals map[string]map[string]bool
 	// shares per physical device and price time (a batch may hold several
 	// scrapes of one device).
 	shares map[shareKey]float64
@@ -66,6 +70,8 @@ func newChecker() *checker {
 		device:   map[string]map[sampleKey]int{},
 		onParent: map[string]map[seriesKey]bool{},
 		onChild:  map[string]map[seriesKey]string{},
+
+		parentTotals: map[string]map[string]bool{},
 		shares:   map[shareKey]float64{},
 	}
 }
@@ -101,6 +107,12 @@ func (c *checker) resource(rm pmetric.ResourceMetrics) {
 			}
 			if isDevice {
 				setBool(c.onParent, physical)[key] = true
+				if !perConsumer(points) {
+					if c.parentTotals[physical] == nil {
+						c.parentTotals[physical] = map[string]bool{}
+					}
+					c.parentTotals[physical][m.Name()] = true
+				}
 			} else if _, dup := setStr(c.onChild, physical)[key]; !dup {
 				c.onChild[physical][key] = ident
 			}
@@ -136,9 +148,14 @@ func (c *checker) finish() []string {
 		}
 	}
 	for dev, series := range c.onChild {
+		totalReported := map[string]bool{} // one line per metric and device
 		for k, child := range series {
-			if c.onParent[dev][k] {
+			switch {
+			case c.onParent[dev][k]:
 				c.addf("%s%s is on device %s and again on its partition or copy %s", k.metric, k.points, dev, child)
+			case c.parentTotals[dev][k.metric] && !totalReported[k.metric]:
+				totalReported[k.metric] = true
+				c.addf("%s is reported as a total on device %s and again by its partition or copy %s", k.metric, dev, child)
 			}
 		}
 	}
@@ -157,6 +174,16 @@ func (c *checker) finish() []string {
 
 func (c *checker) addf(format string, args ...any) {
 	c.out = append(c.out, fmt.Sprintf(format, args...))
+}
+
+// perConsumer: a point measured for one process or pod, which may stay on
+// the device (nobody's process) while others go to copies.
+func perConsumer(points pcommon.Map) bool {
+	if _, ok := points.Get(accelschema.AttrProcessPID); ok {
+		return true
+	}
+	_, ok := points.Get(accelschema.AttrConsumerPod)
+	return ok
 }
 
 // physicalDevice names the device a resource belongs to: its parent's id,

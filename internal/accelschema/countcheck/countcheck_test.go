@@ -85,3 +85,22 @@ func TestServerMetricOnDeviceIsAViolation(t *testing.T) {
 		t.Fatalf("want one server-scoped violation, got %v", v)
 	}
 }
+
+// A device total beside its partitions' own series (with other attributes)
+// counts the quantity twice, e.g. a Neuron device's memory use summed over
+// categories next to its cores' per-runtime series.
+func TestDeviceTotalBesideItsPartitionsIsAViolation(t *testing.T) {
+	md := build(
+		device(map[string]float64{accelschema.MetricGPUMemoryUsage: 100}),
+		copyOf("0", 0.5, nil),
+	)
+	pt := md.ResourceMetrics().At(1).ScopeMetrics().At(0).Metrics().AppendEmpty()
+	pt.SetName(accelschema.MetricGPUMemoryUsage)
+	dp := pt.SetEmptyGauge().DataPoints().AppendEmpty()
+	dp.Attributes().PutInt(accelschema.AttrProcessPID, 42)
+	dp.SetIntValue(60)
+	got := strings.Join(Violations(md), "\n")
+	if !strings.Contains(got, "hw.gpu.memory.usage is reported as a total on device") {
+		t.Fatalf("want the total-beside-partition violation, got:\n%s", got)
+	}
+}
