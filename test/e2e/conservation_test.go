@@ -21,8 +21,9 @@ import (
 
 // Money is conserved across the whole demo fleet: for every physical device
 // the simulator runs, the accelerator.price of every resource the gateway
-// exports for it — the device, its MIG instances, NeuronCores, time-sliced,
-// MPS and DRA copies, the cost processor's remainder — adds up to the
+// exports for it — the device's own resource (for what its partitions and
+// consumers leave), its MIG instances and NeuronCores, one copy per consumer
+// of a time-sliced, MPS or DRA-shared device — adds up to the
 // device's price in the bundled table (instance price / accelerator count),
 // each priced at the share it says it has; every pod that holds a device is
 // on one of them with its team; and nobody's MIG instances are unallocated.
