@@ -50,8 +50,9 @@ type resource struct {
 	// per-XID series.
 	values []choice
 	extra  map[extraKey]choice
-	// holders are those named on the resource's own rows.
+	// holders are those named on the resource's own rows, once each.
 	holders []int32
+	heldBy  map[int32]bool
 	// instances counts the MIG instances of a GPU.
 	instances int
 	merged    bool
@@ -237,14 +238,13 @@ func (r *resource) fill(l *lineLabels) {
 }
 
 func (r *resource) addHolder(h int32) {
-	if h == nobody {
+	if h == nobody || r.heldBy[h] {
 		return
 	}
-	for _, seen := range r.holders {
-		if seen == h {
-			return
-		}
+	if r.heldBy == nil {
+		r.heldBy = map[int32]bool{}
 	}
+	r.heldBy[h] = true
 	r.holders = append(r.holders, h)
 }
 

@@ -517,7 +517,7 @@ type metricAcceleratorClockFrequency struct {
 // init fills accelerator.clock.frequency metric with initial data.
 func (m *metricAcceleratorClockFrequency) init() {
 	m.data.SetName("accelerator.clock.frequency")
-	m.data.SetDescription("Current clock frequency.")
+	m.data.SetDescription("Current clock frequency. Once per GPU, on the GPU's own resource, never a MIG instance's; dcgm-exporter rows that repeat it give one value (README: one value per scrape).")
 	m.data.SetUnit("Hz")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
@@ -606,7 +606,7 @@ type metricAcceleratorClockThrottleActive struct {
 // init fills accelerator.clock.throttle.active metric with initial data.
 func (m *metricAcceleratorClockThrottleActive) init() {
 	m.data.SetName("accelerator.clock.throttle.active")
-	m.data.SetDescription("1 while a throttle reason is active, 0 otherwise.")
+	m.data.SetDescription("1 while a throttle reason is active, 0 otherwise. Once per GPU, on the GPU's own resource, never a MIG instance's; dcgm-exporter rows that repeat it give one value (README: one value per scrape).")
 	m.data.SetUnit("1")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
@@ -695,7 +695,7 @@ type metricAcceleratorClockThrottleTime struct {
 // init fills accelerator.clock.throttle.time metric with initial data.
 func (m *metricAcceleratorClockThrottleTime) init() {
 	m.data.SetName("accelerator.clock.throttle.time")
-	m.data.SetDescription("Time clocks were held down, by reason.")
+	m.data.SetDescription("Time clocks were held down, by reason. Once per GPU, on the GPU's own resource, never a MIG instance's; dcgm-exporter rows that repeat it give one value (README: one value per scrape).")
 	m.data.SetUnit("s")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
@@ -886,7 +886,7 @@ type metricAcceleratorLinkThroughput struct {
 // init fills accelerator.link.throughput metric with initial data.
 func (m *metricAcceleratorLinkThroughput) init() {
 	m.data.SetName("accelerator.link.throughput")
-	m.data.SetDescription("PCIe or NVLink throughput where the source reports a rate.")
+	m.data.SetDescription("PCIe or NVLink throughput where the source reports a rate. Once per GPU, on the GPU's own resource, never a MIG instance's; dcgm-exporter rows that repeat it give one value (README: one value per scrape).")
 	m.data.SetUnit("By/s")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
@@ -978,7 +978,7 @@ type metricAcceleratorMemoryRemappedRows struct {
 // init fills accelerator.memory.remapped_rows metric with initial data.
 func (m *metricAcceleratorMemoryRemappedRows) init() {
 	m.data.SetName("accelerator.memory.remapped_rows")
-	m.data.SetDescription("Remapped memory rows (Ampere and newer).")
+	m.data.SetDescription("Remapped memory rows (Ampere and newer). Once per GPU, on the GPU's own resource, never a MIG instance's; dcgm-exporter rows that repeat it give one value (README: one value per scrape).")
 	m.data.SetUnit("{row}")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(false)
@@ -1069,7 +1069,7 @@ type metricAcceleratorMemoryRetiredPages struct {
 // init fills accelerator.memory.retired_pages metric with initial data.
 func (m *metricAcceleratorMemoryRetiredPages) init() {
 	m.data.SetName("accelerator.memory.retired_pages")
-	m.data.SetDescription("Retired device-memory pages (GPUs before Ampere).")
+	m.data.SetDescription("Retired device-memory pages (GPUs before Ampere). Once per GPU, on the GPU's own resource, never a MIG instance's; dcgm-exporter rows that repeat it give one value (README: one value per scrape).")
 	m.data.SetUnit("{page}")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(false)
@@ -1159,7 +1159,7 @@ type metricAcceleratorMemoryRowRemapFailed struct {
 // init fills accelerator.memory.row_remap.failed metric with initial data.
 func (m *metricAcceleratorMemoryRowRemapFailed) init() {
 	m.data.SetName("accelerator.memory.row_remap.failed")
-	m.data.SetDescription("1 once a row remap has failed (replace the GPU).")
+	m.data.SetDescription("1 once a row remap has failed (replace the GPU). Once per GPU, on the GPU's own resource, never a MIG instance's; dcgm-exporter rows that repeat it give one value (README: one value per scrape).")
 	m.data.SetUnit("1")
 	m.data.SetEmptyGauge()
 }
@@ -1209,7 +1209,7 @@ type metricAcceleratorMemoryRowRemapPending struct {
 // init fills accelerator.memory.row_remap.pending metric with initial data.
 func (m *metricAcceleratorMemoryRowRemapPending) init() {
 	m.data.SetName("accelerator.memory.row_remap.pending")
-	m.data.SetDescription("1 while a row remap waits for a GPU reset.")
+	m.data.SetDescription("1 while a row remap waits for a GPU reset. Once per GPU, on the GPU's own resource, never a MIG instance's; dcgm-exporter rows that repeat it give one value (README: one value per scrape).")
 	m.data.SetUnit("1")
 	m.data.SetEmptyGauge()
 }
@@ -1789,7 +1789,7 @@ type metricHwEnergy struct {
 // init fills hw.energy metric with initial data.
 func (m *metricHwEnergy) init() {
 	m.data.SetName("hw.energy")
-	m.data.SetDescription("Energy consumed since the driver loaded.")
+	m.data.SetDescription("Energy consumed since the driver loaded. Once per GPU, on the GPU's own resource, never a MIG instance's; dcgm-exporter rows that repeat it give one value (README: one value per scrape).")
 	m.data.SetUnit("J")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
@@ -1842,7 +1842,7 @@ type metricHwErrors struct {
 // init fills hw.errors metric with initial data.
 func (m *metricHwErrors) init() {
 	m.data.SetName("hw.errors")
-	m.data.SetDescription("Hardware errors by class (ECC counts are volatile, since the driver loaded; XIDs are counted since the receiver started).")
+	m.data.SetDescription("Hardware errors by class (ECC counts are volatile, since the driver loaded; XIDs are counted since the receiver started). Once per GPU, on the GPU's own resource, never a MIG instance's; dcgm-exporter rows that repeat it give one value (README: one value per scrape).")
 	m.data.SetUnit("{error}")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
@@ -1936,7 +1936,7 @@ type metricHwGpuIo struct {
 // init fills hw.gpu.io metric with initial data.
 func (m *metricHwGpuIo) init() {
 	m.data.SetName("hw.gpu.io")
-	m.data.SetDescription("Bytes moved over PCIe or NVLink (counters).")
+	m.data.SetDescription("Bytes moved over PCIe or NVLink (counters). Once per GPU, on the GPU's own resource, never a MIG instance's; dcgm-exporter rows that repeat it give one value (README: one value per scrape).")
 	m.data.SetUnit("By")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
@@ -2029,7 +2029,7 @@ type metricHwGpuMemoryLimit struct {
 // init fills hw.gpu.memory.limit metric with initial data.
 func (m *metricHwGpuMemoryLimit) init() {
 	m.data.SetName("hw.gpu.memory.limit")
-	m.data.SetDescription("Memory size of the physical GPU, on the GPU's own resource (MIG instances report theirs as accelerator.partition.memory.limit).")
+	m.data.SetDescription("Memory size of the physical GPU, on the GPU's own resource (MIG instances report theirs as accelerator.partition.memory.limit). Once per GPU, on the GPU's own resource, never a MIG instance's; dcgm-exporter rows that repeat it give one value (README: one value per scrape).")
 	m.data.SetUnit("By")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(false)
@@ -2081,7 +2081,7 @@ type metricHwGpuMemoryUsage struct {
 // init fills hw.gpu.memory.usage metric with initial data.
 func (m *metricHwGpuMemoryUsage) init() {
 	m.data.SetName("hw.gpu.memory.usage")
-	m.data.SetDescription("Device memory in use, on the resource that was measured (the whole GPU, or each MIG instance); per pod with `accelerator.consumer.pod` when dcgm-exporter splits it.")
+	m.data.SetDescription("Device memory in use, on the resource that was measured (the whole GPU, or each MIG instance); per pod with `accelerator.consumer.pod` under `per_pod_usage`, with no total beside the pods' points.")
 	m.data.SetUnit("By")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(false)
@@ -2188,7 +2188,7 @@ type metricHwGpuUtilization struct {
 // init fills hw.gpu.utilization metric with initial data.
 func (m *metricHwGpuUtilization) init() {
 	m.data.SetName("hw.gpu.utilization")
-	m.data.SetDescription("Fraction of time the engine was busy over the driver's sample period (whole GPUs; MIG instances report accelerator.gr_engine.active instead); per pod with `accelerator.consumer.pod` when dcgm-exporter splits it.")
+	m.data.SetDescription("Fraction of time the engine was busy over the driver's sample period (whole GPUs; MIG instances report accelerator.gr_engine.active instead); per pod with `accelerator.consumer.pod` under `per_pod_usage`, with no total beside the pods' points.")
 	m.data.SetUnit("1")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
@@ -2279,7 +2279,7 @@ type metricHwPower struct {
 // init fills hw.power metric with initial data.
 func (m *metricHwPower) init() {
 	m.data.SetName("hw.power")
-	m.data.SetDescription("Power draw.")
+	m.data.SetDescription("Power draw. Once per GPU, on the GPU's own resource, never a MIG instance's; dcgm-exporter rows that repeat it give one value (README: one value per scrape).")
 	m.data.SetUnit("W")
 	m.data.SetEmptyGauge()
 }
@@ -2330,7 +2330,7 @@ type metricHwStatus struct {
 // init fills hw.status metric with initial data.
 func (m *metricHwStatus) init() {
 	m.data.SetName("hw.status")
-	m.data.SetDescription("1 for the device's current state, 0 for the other states.")
+	m.data.SetDescription("1 for the device's current state, 0 for the other states. Once per GPU, on the GPU's own resource, never a MIG instance's; dcgm-exporter rows that repeat it give one value (README: one value per scrape).")
 	m.data.SetUnit("1")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(false)
@@ -2421,7 +2421,7 @@ type metricHwTemperature struct {
 // init fills hw.temperature metric with initial data.
 func (m *metricHwTemperature) init() {
 	m.data.SetName("hw.temperature")
-	m.data.SetDescription("GPU die or memory temperature.")
+	m.data.SetDescription("GPU die or memory temperature. Once per GPU, on the GPU's own resource, never a MIG instance's; dcgm-exporter rows that repeat it give one value (README: one value per scrape).")
 	m.data.SetUnit("Cel")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)

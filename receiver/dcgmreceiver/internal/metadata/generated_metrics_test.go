@@ -289,7 +289,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["accelerator.clock.frequency"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Current clock frequency.", mi.Description())
+						assert.Equal(t, "Current clock frequency. Once per GPU, on the GPU's own resource, never a MIG instance's; dcgm-exporter rows that repeat it give one value (README: one value per scrape).", mi.Description())
 						assert.Equal(t, "Hz", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -304,7 +304,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["accelerator.clock.frequency"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Current clock frequency.", mi.Description())
+						assert.Equal(t, "Current clock frequency. Once per GPU, on the GPU's own resource, never a MIG instance's; dcgm-exporter rows that repeat it give one value (README: one value per scrape).", mi.Description())
 						assert.Equal(t, "Hz", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -329,7 +329,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["accelerator.clock.throttle.active"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "1 while a throttle reason is active, 0 otherwise.", mi.Description())
+						assert.Equal(t, "1 while a throttle reason is active, 0 otherwise. Once per GPU, on the GPU's own resource, never a MIG instance's; dcgm-exporter rows that repeat it give one value (README: one value per scrape).", mi.Description())
 						assert.Equal(t, "1", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -344,7 +344,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["accelerator.clock.throttle.active"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "1 while a throttle reason is active, 0 otherwise.", mi.Description())
+						assert.Equal(t, "1 while a throttle reason is active, 0 otherwise. Once per GPU, on the GPU's own resource, never a MIG instance's; dcgm-exporter rows that repeat it give one value (README: one value per scrape).", mi.Description())
 						assert.Equal(t, "1", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -369,7 +369,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["accelerator.clock.throttle.time"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Time clocks were held down, by reason.", mi.Description())
+						assert.Equal(t, "Time clocks were held down, by reason. Once per GPU, on the GPU's own resource, never a MIG instance's; dcgm-exporter rows that repeat it give one value (README: one value per scrape).", mi.Description())
 						assert.Equal(t, "s", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -386,7 +386,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["accelerator.clock.throttle.time"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Time clocks were held down, by reason.", mi.Description())
+						assert.Equal(t, "Time clocks were held down, by reason. Once per GPU, on the GPU's own resource, never a MIG instance's; dcgm-exporter rows that repeat it give one value (README: one value per scrape).", mi.Description())
 						assert.Equal(t, "s", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -437,7 +437,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["accelerator.link.throughput"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "PCIe or NVLink throughput where the source reports a rate.", mi.Description())
+						assert.Equal(t, "PCIe or NVLink throughput where the source reports a rate. Once per GPU, on the GPU's own resource, never a MIG instance's; dcgm-exporter rows that repeat it give one value (README: one value per scrape).", mi.Description())
 						assert.Equal(t, "By/s", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -455,7 +455,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["accelerator.link.throughput"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "PCIe or NVLink throughput where the source reports a rate.", mi.Description())
+						assert.Equal(t, "PCIe or NVLink throughput where the source reports a rate. Once per GPU, on the GPU's own resource, never a MIG instance's; dcgm-exporter rows that repeat it give one value (README: one value per scrape).", mi.Description())
 						assert.Equal(t, "By/s", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -482,7 +482,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["accelerator.memory.remapped_rows"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Remapped memory rows (Ampere and newer).", mi.Description())
+						assert.Equal(t, "Remapped memory rows (Ampere and newer). Once per GPU, on the GPU's own resource, never a MIG instance's; dcgm-exporter rows that repeat it give one value (README: one value per scrape).", mi.Description())
 						assert.Equal(t, "{row}", mi.Unit())
 						assert.False(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -499,7 +499,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["accelerator.memory.remapped_rows"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Remapped memory rows (Ampere and newer).", mi.Description())
+						assert.Equal(t, "Remapped memory rows (Ampere and newer). Once per GPU, on the GPU's own resource, never a MIG instance's; dcgm-exporter rows that repeat it give one value (README: one value per scrape).", mi.Description())
 						assert.Equal(t, "{row}", mi.Unit())
 						assert.False(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -526,7 +526,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["accelerator.memory.retired_pages"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Retired device-memory pages (GPUs before Ampere).", mi.Description())
+						assert.Equal(t, "Retired device-memory pages (GPUs before Ampere). Once per GPU, on the GPU's own resource, never a MIG instance's; dcgm-exporter rows that repeat it give one value (README: one value per scrape).", mi.Description())
 						assert.Equal(t, "{page}", mi.Unit())
 						assert.False(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -543,7 +543,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["accelerator.memory.retired_pages"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Retired device-memory pages (GPUs before Ampere).", mi.Description())
+						assert.Equal(t, "Retired device-memory pages (GPUs before Ampere). Once per GPU, on the GPU's own resource, never a MIG instance's; dcgm-exporter rows that repeat it give one value (README: one value per scrape).", mi.Description())
 						assert.Equal(t, "{page}", mi.Unit())
 						assert.False(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -569,7 +569,7 @@ func TestMetricsBuilder(t *testing.T) {
 					validatedMetrics["accelerator.memory.row_remap.failed"] = true
 					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "1 once a row remap has failed (replace the GPU).", mi.Description())
+					assert.Equal(t, "1 once a row remap has failed (replace the GPU). Once per GPU, on the GPU's own resource, never a MIG instance's; dcgm-exporter rows that repeat it give one value (README: one value per scrape).", mi.Description())
 					assert.Equal(t, "1", mi.Unit())
 					dp := mi.Gauge().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
@@ -581,7 +581,7 @@ func TestMetricsBuilder(t *testing.T) {
 					validatedMetrics["accelerator.memory.row_remap.pending"] = true
 					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "1 while a row remap waits for a GPU reset.", mi.Description())
+					assert.Equal(t, "1 while a row remap waits for a GPU reset. Once per GPU, on the GPU's own resource, never a MIG instance's; dcgm-exporter rows that repeat it give one value (README: one value per scrape).", mi.Description())
 					assert.Equal(t, "1", mi.Unit())
 					dp := mi.Gauge().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
@@ -759,7 +759,7 @@ func TestMetricsBuilder(t *testing.T) {
 					validatedMetrics["hw.energy"] = true
 					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-					assert.Equal(t, "Energy consumed since the driver loaded.", mi.Description())
+					assert.Equal(t, "Energy consumed since the driver loaded. Once per GPU, on the GPU's own resource, never a MIG instance's; dcgm-exporter rows that repeat it give one value (README: one value per scrape).", mi.Description())
 					assert.Equal(t, "J", mi.Unit())
 					assert.True(t, mi.Sum().IsMonotonic())
 					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -774,7 +774,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["hw.errors"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Hardware errors by class (ECC counts are volatile, since the driver loaded; XIDs are counted since the receiver started).", mi.Description())
+						assert.Equal(t, "Hardware errors by class (ECC counts are volatile, since the driver loaded; XIDs are counted since the receiver started). Once per GPU, on the GPU's own resource, never a MIG instance's; dcgm-exporter rows that repeat it give one value (README: one value per scrape).", mi.Description())
 						assert.Equal(t, "{error}", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -794,7 +794,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["hw.errors"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Hardware errors by class (ECC counts are volatile, since the driver loaded; XIDs are counted since the receiver started).", mi.Description())
+						assert.Equal(t, "Hardware errors by class (ECC counts are volatile, since the driver loaded; XIDs are counted since the receiver started). Once per GPU, on the GPU's own resource, never a MIG instance's; dcgm-exporter rows that repeat it give one value (README: one value per scrape).", mi.Description())
 						assert.Equal(t, "{error}", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -821,7 +821,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["hw.gpu.io"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Bytes moved over PCIe or NVLink (counters).", mi.Description())
+						assert.Equal(t, "Bytes moved over PCIe or NVLink (counters). Once per GPU, on the GPU's own resource, never a MIG instance's; dcgm-exporter rows that repeat it give one value (README: one value per scrape).", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -841,7 +841,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["hw.gpu.io"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Bytes moved over PCIe or NVLink (counters).", mi.Description())
+						assert.Equal(t, "Bytes moved over PCIe or NVLink (counters). Once per GPU, on the GPU's own resource, never a MIG instance's; dcgm-exporter rows that repeat it give one value (README: one value per scrape).", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -869,7 +869,7 @@ func TestMetricsBuilder(t *testing.T) {
 					validatedMetrics["hw.gpu.memory.limit"] = true
 					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-					assert.Equal(t, "Memory size of the physical GPU, on the GPU's own resource (MIG instances report theirs as accelerator.partition.memory.limit).", mi.Description())
+					assert.Equal(t, "Memory size of the physical GPU, on the GPU's own resource (MIG instances report theirs as accelerator.partition.memory.limit). Once per GPU, on the GPU's own resource, never a MIG instance's; dcgm-exporter rows that repeat it give one value (README: one value per scrape).", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
 					assert.False(t, mi.Sum().IsMonotonic())
 					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -883,7 +883,7 @@ func TestMetricsBuilder(t *testing.T) {
 					validatedMetrics["hw.gpu.memory.usage"] = true
 					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-					assert.Equal(t, "Device memory in use, on the resource that was measured (the whole GPU, or each MIG instance); per pod with `accelerator.consumer.pod` when dcgm-exporter splits it.", mi.Description())
+					assert.Equal(t, "Device memory in use, on the resource that was measured (the whole GPU, or each MIG instance); per pod with `accelerator.consumer.pod` under `per_pod_usage`, with no total beside the pods' points.", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
 					assert.False(t, mi.Sum().IsMonotonic())
 					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -913,7 +913,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["hw.gpu.utilization"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Fraction of time the engine was busy over the driver's sample period (whole GPUs; MIG instances report accelerator.gr_engine.active instead); per pod with `accelerator.consumer.pod` when dcgm-exporter splits it.", mi.Description())
+						assert.Equal(t, "Fraction of time the engine was busy over the driver's sample period (whole GPUs; MIG instances report accelerator.gr_engine.active instead); per pod with `accelerator.consumer.pod` under `per_pod_usage`, with no total beside the pods' points.", mi.Description())
 						assert.Equal(t, "1", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -931,7 +931,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["hw.gpu.utilization"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Fraction of time the engine was busy over the driver's sample period (whole GPUs; MIG instances report accelerator.gr_engine.active instead); per pod with `accelerator.consumer.pod` when dcgm-exporter splits it.", mi.Description())
+						assert.Equal(t, "Fraction of time the engine was busy over the driver's sample period (whole GPUs; MIG instances report accelerator.gr_engine.active instead); per pod with `accelerator.consumer.pod` under `per_pod_usage`, with no total beside the pods' points.", mi.Description())
 						assert.Equal(t, "1", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -955,7 +955,7 @@ func TestMetricsBuilder(t *testing.T) {
 					validatedMetrics["hw.power"] = true
 					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "Power draw.", mi.Description())
+					assert.Equal(t, "Power draw. Once per GPU, on the GPU's own resource, never a MIG instance's; dcgm-exporter rows that repeat it give one value (README: one value per scrape).", mi.Description())
 					assert.Equal(t, "W", mi.Unit())
 					dp := mi.Gauge().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
@@ -968,7 +968,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["hw.status"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "1 for the device's current state, 0 for the other states.", mi.Description())
+						assert.Equal(t, "1 for the device's current state, 0 for the other states. Once per GPU, on the GPU's own resource, never a MIG instance's; dcgm-exporter rows that repeat it give one value (README: one value per scrape).", mi.Description())
 						assert.Equal(t, "1", mi.Unit())
 						assert.False(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -985,7 +985,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["hw.status"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "1 for the device's current state, 0 for the other states.", mi.Description())
+						assert.Equal(t, "1 for the device's current state, 0 for the other states. Once per GPU, on the GPU's own resource, never a MIG instance's; dcgm-exporter rows that repeat it give one value (README: one value per scrape).", mi.Description())
 						assert.Equal(t, "1", mi.Unit())
 						assert.False(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -1012,7 +1012,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["hw.temperature"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "GPU die or memory temperature.", mi.Description())
+						assert.Equal(t, "GPU die or memory temperature. Once per GPU, on the GPU's own resource, never a MIG instance's; dcgm-exporter rows that repeat it give one value (README: one value per scrape).", mi.Description())
 						assert.Equal(t, "Cel", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -1027,7 +1027,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["hw.temperature"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "GPU die or memory temperature.", mi.Description())
+						assert.Equal(t, "GPU die or memory temperature. Once per GPU, on the GPU's own resource, never a MIG instance's; dcgm-exporter rows that repeat it give one value (README: one value per scrape).", mi.Description())
 						assert.Equal(t, "Cel", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
