@@ -28,6 +28,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otelcol-accel/otelcol-accel/internal/accelschema"
+	"github.com/otelcol-accel/otelcol-accel/internal/accelschema/countcheck"
 	"github.com/otelcol-accel/otelcol-accel/receiver/dcgmreceiver"
 	"github.com/otelcol-accel/otelcol-accel/receiver/dcgmreceiver/internal/metadata"
 )
@@ -60,6 +61,7 @@ type gpuInfo struct {
 	uuid     string
 	hopper   bool
 	gpm      bool
+	migMode  bool
 	migUUIDs []string
 }
 
@@ -114,6 +116,7 @@ func probeNVML(c *checker) []gpuInfo {
 		cur, pend, ret := d.GetMigMode()
 		fmt.Printf("  MIG mode: current %d pending %d (%v)\n", cur, pend, ret)
 		if ret == nvml.SUCCESS && cur == nvml.DEVICE_MIG_ENABLE {
+			info.migMode = true
 			max, _ := d.GetMaxMigDeviceCount()
 			for j := 0; j < max; j++ {
 				m, ret := d.GetMigDeviceHandleByIndex(j)
@@ -297,7 +300,12 @@ func checkEmitted(c *checker, gpus []gpuInfo, md pmetric.Metrics) {
 		if status[g.uuid] != 1 {
 			c.fail("GPU %s: hw.status has %d states at 1, want exactly 1", g.uuid, status[g.uuid])
 		}
-		for _, want := range []string{accelschema.MetricPower, accelschema.MetricGPUMemoryUsage, accelschema.MetricTemperature} {
+		wants := []string{accelschema.MetricPower, accelschema.MetricGPUMemoryLimit, accelschema.MetricTemperature}
+		if !g.migMode {
+			// In MIG mode memory use is the instances', not the GPU's.
+			wants = append(wants, accelschema.MetricGPUMemoryUsage)
+		}
+		for _, want := range wants {
 			if names[want] == 0 {
 				c.fail("GPU %s: no %s", g.uuid, want)
 			}
@@ -311,6 +319,11 @@ func checkEmitted(c *checker, gpus []gpuInfo, md pmetric.Metrics) {
 			}
 		}
 		c.ok("GPU %s: %d metrics", g.uuid, len(names))
+	}
+	if v := countcheck.Violations(md); len(v) > 0 {
+		c.fail("not every quantity is counted once:\n  %s", strings.Join(v, "\n  "))
+	} else {
+		c.ok("every quantity counted once (countcheck)")
 	}
 }
 
