@@ -372,3 +372,24 @@ func TestFieldValueDecoding(t *testing.T) {
 	_, ok = FieldValueFloat(v)
 	assert.False(t, ok)
 }
+
+// MIG mode on with no GPU instance created: the GPU is still one resource
+// with what the board measures and its memory size; the memory use and
+// utilization NVML has no instance to give stay absent rather than being
+// counted on the GPU.
+func TestMIGModeWithoutInstances(t *testing.T) {
+	f, err := nvmltest.New(nvmltest.Options{Model: "a100", MIG: map[int][]string{3: {}}})
+	require.NoError(t, err)
+	s, _ := startFake(t, f, nil)
+	snap := s.Scrape(context.Background())
+	require.Len(t, snap.Samples, 8, "no instance, no instance resource")
+	g := sampleOf(t, snap, nvmltest.UUID(3))
+	assert.True(t, g.Partitioned)
+	assert.True(t, g.Power.OK)
+	assert.True(t, g.MemTotal.OK)
+	assert.False(t, g.MemUsed.OK)
+	assert.False(t, g.GPUUtil.OK)
+	whole := sampleOf(t, snap, nvmltest.UUID(2))
+	assert.False(t, whole.Partitioned)
+	assert.True(t, whole.MemUsed.OK, "a whole GPU keeps its memory use")
+}
