@@ -35,7 +35,8 @@ func Bool(b bool) Value {
 // per device or partition").
 type Identity struct {
 	// HWID is the GPU UUID, the MIG UUID (NVML) or "<parent UUID>/gi<N>"
-	// (dcgm-exporter MIG instance).
+	// (dcgm-exporter MIG instance; its DRA MIG UUID when the exporter's rows
+	// have no GPU_I_ID).
 	HWID string
 	// Parent is the UUID of the physical GPU, set on MIG instances only.
 	Parent string
@@ -54,7 +55,8 @@ type Identity struct {
 	Profile string
 	// Share is the fraction of the physical GPU; 0 when it cannot be known.
 	Share float64
-	// GPUInstanceID and ComputeInstanceID are -1 when unknown.
+	// GPUInstanceID and ComputeInstanceID are -1 when unknown (PartitionID
+	// is then empty).
 	GPUInstanceID     int
 	ComputeInstanceID int
 
