@@ -1,0 +1,83 @@
+package promscrape
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// benchPages are an 8×H100 dcgm-exporter page with pods (410 lines) and a
+// two-engine vLLM page with its histograms (566 lines).
+var benchPages = []string{"dcgm-exporter-4.x-8xh100.txt", "vllm_v1.txt"}
+
+// BenchmarkReader streams each page as the dcgm-exporter source does.
+func BenchmarkReader(b *testing.B) {
+	for _, name := range benchPages {
+		text := readPage(b, name)
+		b.Run(name, func(b *testing.B) {
+			src := strings.NewReader(text)
+			r := NewReader(src)
+			samples := 0
+			b.ReportAllocs()
+			b.SetBytes(int64(len(text)))
+			cpu := cpuTime()
+			for b.Loop() {
+				src.Reset(text)
+				r.Reset(src)
+				samples = 0
+				for en := r.Next(); en != EntryEnd; en = r.Next() {
+					if en == EntrySample {
+						samples++
+					} else if en == EntryInvalid {
+						b.Fatal(r.Invalid())
+					}
+				}
+			}
+			reportCPU(b, cpu)
+			b.ReportMetric(float64(samples)*float64(b.N)/b.Elapsed().Seconds(), "samples/s")
+		})
+	}
+}
+
+// BenchmarkParse reads each whole page as the inference receiver does.
+func BenchmarkParse(b *testing.B) {
+	for _, name := range benchPages {
+		text := readPage(b, name)
+		b.Run(name, func(b *testing.B) {
+			samples := 0
+			b.ReportAllocs()
+			b.SetBytes(int64(len(text)))
+			cpu := cpuTime()
+			for b.Loop() {
+				pg := Parse(text)
+				if pg.Errors.Count > 0 {
+					b.Fatal(pg.Errors.First)
+				}
+				samples = len(pg.Samples)
+			}
+			reportCPU(b, cpu)
+			b.ReportMetric(float64(samples)*float64(b.N)/b.Elapsed().Seconds(), "samples/s")
+		})
+	}
+}
+
+// BenchmarkExpfmt is the upstream parser on the same pages, for scale.
+func BenchmarkExpfmt(b *testing.B) {
+	for _, name := range benchPages {
+		text := readPage(b, name)
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(text)))
+			cpu := cpuTime()
+			for b.Loop() {
+				parser := expfmt.NewTextParser(model.UTF8Validation)
+				if _, err := parser.TextToMetricFamilies(strings.NewReader(text)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportCPU(b, cpu)
+		})
+	}
+}

@@ -1,0 +1,213 @@
+package promscrape
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"unsafe"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/config/confighttp"
+)
+
+// DefaultMaxBodyBytes bounds a response when ClientOptions say nothing:
+// dcgm-exporter's page for 8 GPUs with per-pod series, or a vLLM server's
+// with every histogram, is well under a MiB.
+const DefaultMaxBodyBytes = 64 << 20
+
+// Accept headers.
+const (
+	// AcceptText asks for the text format only.
+	AcceptText = "text/plain;version=0.0.4"
+	// AcceptTextOrOpenMetrics prefers the text format and takes
+	// OpenMetrics, whose sample lines Parse and Reader read too.
+	AcceptTextOrOpenMetrics = "text/plain;version=0.0.4;q=1,application/openmetrics-text;version=1.0.0;q=0.5,*/*;q=0.1"
+)
+
+// ClientOptions are what a scrape adds to the user's confighttp settings.
+type ClientOptions struct {
+	// Accept is the Accept header (default AcceptText).
+	Accept string
+	// UserAgent is sent unless headers: in the config set one.
+	UserAgent string
+	// MaxBodyBytes bounds one response (default DefaultMaxBodyBytes).
+	MaxBodyBytes int64
+}
+
+// Client scrapes /metrics pages over the HTTP client confighttp builds:
+// timeouts, TLS, headers, proxy, auth and middleware extensions come from
+// the user's configuration; the body bound and the headers of a scrape from
+// here. It is safe for concurrent use.
+type Client struct {
+	http *http.Client
+	opts ClientOptions
+}
+
+// NewClient builds the client. It fails only on configuration errors (a TLS
+// file that cannot be read, an auth extension that is not there), never
+// because an endpoint does not answer. host may be nil where no extension
+// is configured.
+func NewClient(ctx context.Context, cfg *confighttp.ClientConfig, host component.Host, set component.TelemetrySettings, opts ClientOptions) (*Client, error) {
+	var extensions map[component.ID]component.Component
+	if host != nil {
+		extensions = host.GetExtensions()
+	}
+	hc, err := cfg.ToClient(ctx, extensions, set)
+	if err != nil {
+		return nil, err
+	}
+	return NewClientWith(hc, opts), nil
+}
+
+// NewClientWith wraps an HTTP client that is already built.
+func NewClientWith(hc *http.Client, opts ClientOptions) *Client {
+	if opts.Accept == "" {
+		opts.Accept = AcceptText
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	return &Client{http: hc, opts: opts}
+}
+
+// MaxBodyBytes is the bound on one response.
+func (c *Client) MaxBodyBytes() int64 { return c.opts.MaxBodyBytes }
+
+// Get requests url and returns its body, which ends with a
+// *BodyTooLargeError past MaxBodyBytes. An answer other than 200 is a
+// *StatusError. The caller closes the body; Close reads a little of what
+// is left so that the connection can be used again.
+func (c *Client) Get(ctx context.Context, url string) (io.ReadCloser, error) {
+	resp, err := c.get(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	return &body{rc: resp.Body, left: c.opts.MaxBodyBytes, limit: c.opts.MaxBodyBytes}, nil
+}
+
+// Fetch requests url and returns its whole body as text. A body cut short
+// returns what was read with the error; one over MaxBodyBytes returns a
+// *BodyTooLargeError and no text.
+func (c *Client) Fetch(ctx context.Context, url string) (string, error) {
+	resp, err := c.get(ctx, url)
+	if err != nil {
+		return "", err
+	}
+	b := &body{rc: resp.Body, left: c.opts.MaxBodyBytes, limit: c.opts.MaxBodyBytes}
+	defer b.Close()
+	hint := int64(16 << 10)
+	if n := resp.ContentLength; n > 0 {
+		hint = min(n, c.opts.MaxBodyBytes) + 1 // +1: the read that sees the end
+	}
+	text, err := readText(b, int(hint))
+	if tooLarge := (*BodyTooLargeError)(nil); errors.As(err, &tooLarge) {
+		return "", err
+	}
+	return text, err
+}
+
+// readText reads r to its end into one buffer that becomes the string: the
+// buffer is never written again once it is the string's.
+func readText(r io.Reader, hint int) (string, error) {
+	buf := make([]byte, 0, hint)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = nil
+			}
+			return unsafe.String(unsafe.SliceData(buf), len(buf)), err
+		}
+	}
+}
+
+func (c *Client) get(ctx context.Context, url string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, http.NoBody)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", c.opts.Accept)
+	if c.opts.UserAgent != "" {
+		req.Header.Set("User-Agent", c.opts.UserAgent)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		drain(resp.Body)
+		return nil, &StatusError{Code: resp.StatusCode, Status: resp.Status}
+	}
+	return resp, nil
+}
+
+// CloseIdleConnections closes the connections kept for reuse (at
+// shutdown).
+func (c *Client) CloseIdleConnections() { c.http.CloseIdleConnections() }
+
+// StatusError is an answer other than 200 OK.
+type StatusError struct {
+	Code   int
+	Status string // "503 Service Unavailable"
+}
+
+func (e *StatusError) Error() string { return "answered " + e.Status }
+
+// BodyTooLargeError is a body longer than the client's bound: it is cut
+// there, so that a misconfigured endpoint cannot exhaust the collector's
+// memory.
+type BodyTooLargeError struct{ Limit int64 }
+
+func (e *BodyTooLargeError) Error() string {
+	if e.Limit%(1<<20) == 0 {
+		return fmt.Sprintf("response larger than %d MiB", e.Limit>>20)
+	}
+	return fmt.Sprintf("response larger than %d bytes", e.Limit)
+}
+
+// body ends with a *BodyTooLargeError rather than silently at its bound,
+// so that the cut is reported.
+type body struct {
+	rc          io.ReadCloser
+	left, limit int64
+}
+
+func (b *body) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		// One byte more tells a body of exactly the bound from a longer one.
+		var one [1]byte
+		for {
+			n, err := b.rc.Read(one[:])
+			if n > 0 {
+				return 0, &BodyTooLargeError{Limit: b.limit}
+			}
+			if err != nil {
+				return 0, err
+			}
+		}
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.rc.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+func (b *body) Close() error {
+	drain(b.rc)
+	return nil
+}
+
+// drain reads a little of an unread body and closes it, so that the
+// connection can be used again.
+func drain(rc io.ReadCloser) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(rc, 4<<10))
+	_ = rc.Close()
+}

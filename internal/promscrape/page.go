@@ -1,0 +1,55 @@
+package promscrape
+
+import "strings"
+
+// Page is one parsed page.
+type Page struct {
+	// Samples are the sample lines that could be read, in page order.
+	// Their names and label values are substrings of the page (values
+	// with escapes are copies); their labels share one array.
+	Samples []Sample[string]
+	// Errors are the lines skipped, the first MaxErrors of them kept.
+	Errors Errors
+	// Lines is the number of lines in the page.
+	Lines int
+}
+
+// MaxErrors is how many line errors a Page keeps.
+const MaxErrors = 16
+
+// Parse reads a whole page. It never fails: a line it cannot read is
+// recorded in Errors and skipped, and the rest is kept.
+func Parse(text string) Page {
+	// Sized from cheap upper bounds so that neither array grows.
+	pg := Page{
+		Samples: make([]Sample[string], 0, strings.Count(text, "\n")+1),
+		Errors:  Errors{Max: MaxErrors},
+	}
+	p := lineParser[string]{labels: make([]Label[string], 0, strings.Count(text, "="))}
+	var (
+		s   Sample[string]
+		res lineResult[string]
+	)
+	for len(text) > 0 {
+		line := text
+		if i := strings.IndexByte(text, '\n'); i >= 0 {
+			line, text = text[:i], text[i+1:]
+		} else {
+			text = ""
+		}
+		pg.Lines++
+		p.scratch = p.scratch[:0]
+		switch p.parse(line, &s, &res) {
+		case lineSample:
+			s.Line = pg.Lines
+			pg.Samples = append(pg.Samples, s)
+		case lineInvalid:
+			le := LineError{Line: pg.Lines, Column: res.col + 1, Err: res.err}
+			if !pg.Errors.Full() {
+				le.Text = excerpt(strings.TrimRight(line, "\r"))
+			}
+			pg.Errors.Add(le)
+		}
+	}
+	return pg
+}

@@ -1,0 +1,94 @@
+package promscrape
+
+// Text is what a page is read from: a string (Parse) or the bytes of a
+// buffer (Reader).
+type Text interface{ string | []byte }
+
+// Label is one name="value" pair of a sample.
+type Label[T Text] struct {
+	Name, Value T
+}
+
+// Sample is one sample line.
+type Sample[T Text] struct {
+	Name   T
+	Labels []Label[T] // as written: in the page's order, duplicates kept
+	Value  float64    // NaN, +Inf and -Inf included
+
+	// Timestamp is in milliseconds since the epoch, when HasTimestamp: an
+	// integer as in format 0.0.4, or OpenMetrics seconds with a fraction.
+	Timestamp    int64
+	HasTimestamp bool
+
+	// Family is the metric family the line belongs to: Name less a
+	// _bucket, _sum, _count, _created or _total suffix when a # TYPE line
+	// declared the family without it, else Name. Type is the family's
+	// declared type (Untyped without a # TYPE line) and Part says which of
+	// its series the line is.
+	Family T
+	Type   MetricType
+	Part   Part
+
+	// Line is the line's number in the page, from 1.
+	Line int
+}
+
+// Label returns the value of the first label called name.
+func (s *Sample[T]) Label(name string) (T, bool) {
+	for _, l := range s.Labels {
+		if string(l.Name) == name {
+			return l.Value, true
+		}
+	}
+	var zero T
+	return zero, false
+}
+
+// MetricType is a family's type as its # TYPE line states it.
+type MetricType uint8
+
+// Metric types. A # TYPE line naming another type (or OpenMetrics'
+// "unknown") makes the family Untyped.
+const (
+	Untyped MetricType = iota
+	Counter
+	Gauge
+	Histogram
+	GaugeHistogram
+	Summary
+	Info
+	StateSet
+)
+
+var typeNames = [...]string{"untyped", "counter", "gauge", "histogram", "gaugehistogram", "summary", "info", "stateset"}
+
+func (t MetricType) String() string {
+	if int(t) < len(typeNames) {
+		return typeNames[t]
+	}
+	return "untyped"
+}
+
+// Part is which series of its family a sample line is.
+type Part uint8
+
+// Parts.
+const (
+	// PartValue is the family's value: a counter's (also its _total
+	// line), a gauge's, an untyped series', a summary's quantile (with a
+	// quantile label), an info's or a stateset's.
+	PartValue   Part = iota
+	PartBucket       // a histogram's _bucket, with an le label
+	PartSum          // _sum (a gauge histogram's _gsum)
+	PartCount        // _count (_gcount)
+	PartCreated      // _created: when the series was reset, in seconds
+)
+
+var partNames = [...]string{"value", "bucket", "sum", "count", "created"}
+
+func (p Part) String() string {
+	if int(p) < len(partNames) {
+		return partNames[p]
+	}
+	return "value"
+}
