@@ -3,6 +3,7 @@ package acceleratorcostprocessor
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -175,9 +176,9 @@ func createDefaultConfig() component.Config {
 	}
 }
 
-// Validate fails fast on settings that cannot work, and parses the pricing
-// files so that a malformed table stops the collector at startup with the
-// file and line of the problem.
+// Validate fails fast on settings that cannot work. It checks their shape
+// only and reads no file: the pricing files are read by Start, which fails
+// on a malformed table with the file and line of the problem.
 func (c *Config) Validate() error {
 	var errs []error
 	ratio := func(name string, v float64, allowZero bool) {
@@ -192,6 +193,14 @@ func (c *Config) Validate() error {
 	}
 	if c.Pricing.ReloadInterval < 0 {
 		errs = append(errs, fmt.Errorf("pricing.reload_interval: %v is negative (0 turns reloading off)", c.Pricing.ReloadInterval))
+	}
+	for i, f := range c.Pricing.Files {
+		if strings.TrimSpace(f) == "" {
+			errs = append(errs, fmt.Errorf("pricing.files[%d]: the path is empty", i))
+		}
+	}
+	if c.Pricing.DisableBundled && len(c.Pricing.Files) == 0 {
+		errs = append(errs, fmt.Errorf("pricing: %w", pricing.ErrNoFiles))
 	}
 	if c.Pricing.PriceFactor <= 0 || c.Pricing.PriceFactor > 10 {
 		errs = append(errs, fmt.Errorf("pricing.price_factor: %v must be in (0, 10]; 0.72 means 28%% below the listed prices", c.Pricing.PriceFactor))
@@ -231,11 +240,6 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("baselines.max_entries: %d must be at least 1", c.Baselines.MaxEntries))
 	}
 	positive("health.hold", c.Health.Hold)
-	if len(errs) == 0 {
-		if _, err := pricing.Load(c.Pricing.Files, c.pricingOptions()); err != nil {
-			errs = append(errs, fmt.Errorf("pricing: %w", err))
-		}
-	}
 	return errors.Join(errs...)
 }
 

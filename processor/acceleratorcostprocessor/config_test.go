@@ -1,14 +1,17 @@
 package acceleratorcostprocessor
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
+	"go.opentelemetry.io/collector/processor/processortest"
 
 	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorcostprocessor/internal/metadata"
 )
@@ -31,13 +34,15 @@ func TestLoadConfig(t *testing.T) {
 	custom.Health = HealthConfig{Hold: 30 * time.Minute}
 
 	tests := []struct {
-		id      component.ID
-		want    component.Config
-		wantErr string
+		id   component.ID
+		want component.Config
+		// wantStartErr: the config is valid in shape, and Start, which
+		// reads the pricing files, fails.
+		wantStartErr string
 	}{
 		{id: component.NewID(metadata.Type), want: createDefaultConfig()},
 		{id: component.NewIDWithName(metadata.Type, "custom"), want: custom},
-		{id: component.NewIDWithName(metadata.Type, "bad_pricing"), wantErr: "testdata/bad_prices.csv:3: price_per_hour \"-8\" is negative"},
+		{id: component.NewIDWithName(metadata.Type, "bad_pricing"), wantStartErr: "testdata/bad_prices.csv:3: price_per_hour \"-8\" is negative"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.id.String(), func(t *testing.T) {
@@ -45,12 +50,12 @@ func TestLoadConfig(t *testing.T) {
 			sub, err := cm.Sub(tt.id.String())
 			require.NoError(t, err)
 			require.NoError(t, sub.Unmarshal(cfg))
-			err = confmap.Validate(cfg)
-			if tt.wantErr != "" {
-				require.ErrorContains(t, err, tt.wantErr)
+			require.NoError(t, confmap.Validate(cfg))
+			if tt.wantStartErr != "" {
+				p := newCostProcessor(processortest.NewNopSettings(metadata.Type), cfg.(*Config))
+				require.ErrorContains(t, p.Start(context.Background(), componenttest.NewNopHost()), tt.wantStartErr)
 				return
 			}
-			require.NoError(t, err)
 			require.Equal(t, tt.want, cfg)
 		})
 	}
@@ -63,7 +68,7 @@ func TestValidateNamesTheSetting(t *testing.T) {
 	}{
 		{func(c *Config) { c.Pricing.PriceFactor = 0 }, "pricing.price_factor: 0 must be in (0, 10]"},
 		{func(c *Config) { c.Pricing.ReloadInterval = -time.Second }, "pricing.reload_interval: -1s is negative"},
-		{func(c *Config) { c.Pricing.Files = []string{"testdata/missing.csv"} }, "testdata/missing.csv: cannot read the pricing file"},
+		{func(c *Config) { c.Pricing.Files = []string{"testdata/prices.csv", " "} }, "pricing.files[1]: the path is empty"},
 		{func(c *Config) { c.Pricing.DisableBundled = true }, "no price rows: the bundled table is disabled and pricing.files is empty"},
 		{func(c *Config) { c.HostTypeAttributes = nil }, "host_type_attributes: list at least one attribute"},
 		{func(c *Config) { c.MonthlyHours = 0 }, "monthly_hours: 0 must be in (0, 744]"},
@@ -87,4 +92,14 @@ func TestValidateNamesTheSetting(t *testing.T) {
 		require.ErrorContains(t, cfg.Validate(), tt.want)
 	}
 	require.NoError(t, createDefaultConfig().(*Config).Validate())
+}
+
+// Validate reads no file; Start does, and names the file that is missing.
+func TestStartReadsThePricingFiles(t *testing.T) {
+	cfg := createDefaultConfig().(*Config)
+	cfg.Pricing.Files = []string{"testdata/missing.csv"}
+	require.NoError(t, cfg.Validate())
+	p := newCostProcessor(processortest.NewNopSettings(metadata.Type), cfg)
+	require.ErrorContains(t, p.Start(context.Background(), componenttest.NewNopHost()),
+		"pricing: testdata/missing.csv: cannot read the pricing file")
 }
