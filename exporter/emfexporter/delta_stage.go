@@ -10,7 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otelcol-accel/otelcol-accel/exporter/emfexporter/internal/delta"
-	"github.com/otelcol-accel/otelcol-accel/internal/ratelog"
+	"github.com/otelcol-accel/otelcol-accel/internal/componenthealth"
 )
 
 // deltaStage turns cumulative data into deltas BEFORE the sending queue.
@@ -22,7 +22,7 @@ type deltaStage struct {
 	exporter.Metrics
 	conv   *delta.Converter
 	logger *zap.Logger
-	rl     *ratelog.Logger
+	rl     *componenthealth.Logger
 }
 
 func newDeltaStage(next exporter.Metrics, cfg *Config, logger *zap.Logger) *deltaStage {
@@ -30,7 +30,7 @@ func newDeltaStage(next exporter.Metrics, cfg *Config, logger *zap.Logger) *delt
 		Metrics: next,
 		conv:    delta.New(delta.Options{FirstPoint: delta.FirstPoint(cfg.Cumulative.FirstPoint), TTL: cfg.Cumulative.StateTTL}),
 		logger:  logger,
-		rl:      ratelog.New(logger, time.Minute),
+		rl:      componenthealth.NewLogger(logger, time.Minute),
 	}
 }
 

@@ -3,27 +3,31 @@ package emfexporter // import "github.com/otelcol-accel/otelcol-accel/exporter/e
 import (
 	"context"
 	"os"
-	"sync"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/component/componentstatus"
 	"go.opentelemetry.io/collector/consumer/consumererror"
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
 	"github.com/otelcol-accel/otelcol-accel/exporter/emfexporter/internal/emf"
 	"github.com/otelcol-accel/otelcol-accel/exporter/emfexporter/internal/logjson"
 	"github.com/otelcol-accel/otelcol-accel/exporter/emfexporter/internal/logname"
+	"github.com/otelcol-accel/otelcol-accel/exporter/emfexporter/internal/metadata"
 	"github.com/otelcol-accel/otelcol-accel/exporter/emfexporter/internal/output"
-	"github.com/otelcol-accel/otelcol-accel/internal/ratelog"
+	"github.com/otelcol-accel/otelcol-accel/internal/componenthealth"
 )
 
 // logEvery is how often one kind of problem is logged at most.
 const logEvery = time.Minute
+
+// sourceCloudWatch names the endpoint in the exporter's status.
+const sourceCloudWatch = "CloudWatch Logs"
 
 // emfExporter encodes and sends one signal. The metrics side receives deltas
 // only (see deltaStage), so encoding is a pure function of the request and a
@@ -31,17 +35,17 @@ const logEvery = time.Minute
 type emfExporter struct {
 	cfg    *Config
 	logger *zap.Logger
-	rl     *ratelog.Logger
+	rl     *componenthealth.Logger
+	// status is RecoverableError while CloudWatch Logs calls keep failing;
+	// its errors carry request ids, so only failing or not is a change.
+	status *componenthealth.Problems
+	tel    *metadata.TelemetryBuilder
 	enc    *emf.Encoder
 	logEnc logjson.Encoder
 	group  logname.Template
 	stream logname.Template
 	sink   output.Sink
 	now    func() time.Time
-
-	mu       sync.Mutex
-	host     component.Host
-	degraded bool
 }
 
 func newEMFExporter(cfg *Config, set exporter.Settings) (*emfExporter, error) {
@@ -53,10 +57,16 @@ func newEMFExporter(cfg *Config, set exporter.Settings) (*emfExporter, error) {
 	if err != nil {
 		return nil, err
 	}
+	tel, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
+	if err != nil {
+		return nil, err
+	}
 	e := &emfExporter{
 		cfg:    cfg,
 		logger: set.Logger,
-		rl:     ratelog.New(set.Logger, logEvery),
+		rl:     componenthealth.NewLogger(set.Logger, logEvery),
+		status: componenthealth.NewProblems(componenthealth.ReportSourceChangesOnly()),
+		tel:    tel,
 		enc:    emf.NewEncoder(cfg.encoderOptions()),
 		logEnc: logjson.Encoder{MaxEventBytes: cfg.maxEventBytes()},
 		group:  group,
@@ -84,14 +94,15 @@ func newEMFExporter(cfg *Config, set exporter.Settings) (*emfExporter, error) {
 }
 
 func (e *emfExporter) start(ctx context.Context, host component.Host) error {
-	e.mu.Lock()
-	e.host = host
-	e.mu.Unlock()
+	e.status.Start(host)
 	return e.sink.Start(ctx, host)
 }
 
 func (e *emfExporter) shutdown(ctx context.Context) error {
-	return e.sink.Shutdown(ctx)
+	err := e.sink.Shutdown(ctx)
+	e.status.Shutdown()
+	e.tel.Shutdown()
+	return err
 }
 
 // names resolves the log group and stream of a resource.
@@ -118,6 +129,9 @@ func (e *emfExporter) pushMetrics(ctx context.Context, md pmetric.Metrics) error
 	if stats.Truncated > 0 {
 		e.rl.Warn("truncated", "Cut dimension values to 1,024 bytes or left attribute fields out of EMF events to keep them within CloudWatch limits",
 			zap.Int("count", stats.Truncated))
+	}
+	if stats.Split > 0 {
+		e.tel.ExporterEmfEventsSplit.Add(ctx, int64(stats.Split))
 	}
 	if len(events) == 0 {
 		return nil
@@ -191,6 +205,14 @@ func (e *emfExporter) problem(p emf.Problem) {
 
 // Rejected implements output.Reporter.
 func (e *emfExporter) Rejected(group, stream string, tooNew, tooOld, expired int) {
+	for _, r := range []struct {
+		reason string
+		n      int
+	}{{"too_new", tooNew}, {"too_old", tooOld}, {"expired", expired}} {
+		if r.n > 0 {
+			e.tel.ExporterEmfEventsRejected.Add(context.Background(), int64(r.n), metric.WithAttributes(attribute.String("reason", r.reason)))
+		}
+	}
 	e.rl.Warn("rejected:"+group, "CloudWatch Logs rejected events outside its time window (more than 2 h ahead, or older than 14 days or the group's retention)",
 		zap.String("log_group_name", group), zap.String("log_stream_name", stream),
 		zap.Int("too_new", tooNew), zap.Int("too_old", tooOld), zap.Int("expired", expired))
@@ -206,23 +228,12 @@ func (e *emfExporter) Failed(group, stream string, err error, permanent bool) {
 	}
 	e.rl.Warn("failed:"+group, "CloudWatch Logs call failed; the data stays queued and is retried with backoff",
 		zap.String("log_group_name", group), zap.String("log_stream_name", stream), zap.Error(err))
-	e.mu.Lock()
-	host, first := e.host, !e.degraded
-	e.degraded = true
-	e.mu.Unlock()
-	if first && host != nil {
-		componentstatus.ReportStatus(host, componentstatus.NewRecoverableErrorEvent(err))
-	}
+	e.status.Fail(sourceCloudWatch, err)
 }
 
 // Delivered implements output.Reporter.
 func (e *emfExporter) Delivered() {
-	e.mu.Lock()
-	host, recovered := e.host, e.degraded
-	e.degraded = false
-	e.mu.Unlock()
-	if recovered && host != nil {
+	if e.status.Clear(sourceCloudWatch) {
 		e.logger.Info("CloudWatch Logs accepts events again")
-		componentstatus.ReportStatus(host, componentstatus.NewEvent(componentstatus.StatusOK))
 	}
 }

@@ -49,6 +49,7 @@ type Stats struct {
 	Skipped   int // data points that could not be encoded (see Problem)
 	Empty     int // histograms without observations and no-recorded-value points
 	Truncated int // dimension values cut to 1,024 bytes, events sent without attribute fields
+	Split     int // events beyond the first that one group (resource, timestamp, attributes) became
 }
 
 // Add accumulates o into s.
@@ -58,6 +59,7 @@ func (s *Stats) Add(o Stats) {
 	s.Skipped += o.Skipped
 	s.Empty += o.Empty
 	s.Truncated += o.Truncated
+	s.Split += o.Split
 }
 
 // NewEncoder returns an encoder for opts. Options are expected to be
@@ -255,8 +257,12 @@ func (e *Encoder) EncodeResource(rm pmetric.ResourceMetrics, now time.Time, emit
 	sc := e.scratch.Get().(*scratch)
 	defer e.scratch.Put(sc)
 	for _, g := range order {
+		before := st.Events
 		for _, members := range g.events {
 			e.emitMembers(sc, res, g, members, &st, emit, skip)
+		}
+		if n := st.Events - before; n > 1 {
+			st.Split += n - 1
 		}
 		st.Truncated += g.truncated
 	}

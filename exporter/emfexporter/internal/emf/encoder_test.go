@@ -122,6 +122,7 @@ func TestMoreThan100MetricsAreSpreadOverEvents(t *testing.T) {
 	}
 	got := encodeAll(t, NewEncoder(projectOptions()), md)
 	require.Len(t, got.docs, 3)
+	assert.Equal(t, 2, got.stats.Split, "one group of points, three events")
 	seen := map[string]int{}
 	for _, d := range got.docs {
 		assert.LessOrEqual(t, len(d.Metrics)/len(uniqueNames(d)), MaxMetricsPerEvent)
@@ -190,6 +191,7 @@ func TestEventsOverTheSizeLimitAreSplitNotCut(t *testing.T) {
 	}
 	assert.Equal(t, 90, total)
 	assert.Zero(t, got.stats.Skipped)
+	assert.Equal(t, len(got.docs)-1, got.stats.Split)
 }
 
 func TestOversizedAttributesAreDroppedBeforeTheMetric(t *testing.T) {
@@ -203,6 +205,7 @@ func TestOversizedAttributesAreDroppedBeforeTheMetric(t *testing.T) {
 	got := encodeAll(t, NewEncoder(opts), md)
 	require.Len(t, got.docs, 1)
 	assert.Equal(t, 1, got.stats.Truncated)
+	assert.Zero(t, got.stats.Split)
 	_, hasHuge := got.docs[0].Root["huge.annotation"]
 	assert.False(t, hasHuge)
 	_, hasCluster := got.docs[0].Root["Cluster"]
