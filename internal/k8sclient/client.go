@@ -39,7 +39,7 @@ func (c APIConfig) RestConfig() (*rest.Config, error) {
 			cfg.CertFile, cfg.KeyFile, cfg.CAFile = c.CertFile, c.KeyFile, c.CAFile
 		}
 	default:
-		err = c.Validate()
+		err = c.Check()
 	}
 	if err != nil {
 		return nil, err

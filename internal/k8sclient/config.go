@@ -54,10 +54,14 @@ type APIConfig struct {
 
 const authTypes = "serviceAccount, kubeConfig, none or tls"
 
-// Validate checks the shape of the config: a known auth type, the files it
+// Check checks the shape of the config: a known auth type, the files it
 // needs named, and no settings it would ignore. Whether the files exist or
-// the API answers is known only at start.
-func (c APIConfig) Validate() error {
+// the API answers is known only at start. Components call it from their
+// Validate when their Kubernetes source is on; it is not a Validate method
+// itself because the collector calls those on every embedded struct, so a
+// component with the API turned off would be refused for it, and one with
+// it on would get the same message once per embedding.
+func (c APIConfig) Check() error {
 	var errs []error
 	switch c.AuthType {
 	case AuthServiceAccount, AuthKubeConfig, AuthNone, AuthTLS:

@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-func TestValidateChecksShapeOnly(t *testing.T) {
+func TestCheckLooksAtShapeOnly(t *testing.T) {
 	for _, c := range []APIConfig{
 		{AuthType: AuthServiceAccount},
 		{AuthType: AuthKubeConfig},
@@ -15,7 +15,7 @@ func TestValidateChecksShapeOnly(t *testing.T) {
 		// Files are named, not opened: they may be mounted after the config is read.
 		{AuthType: AuthTLS, CertFile: "/nonexistent/client.crt", KeyFile: "/nonexistent/client.key"},
 	} {
-		assert.NoError(t, c.Validate(), "%+v", c)
+		assert.NoError(t, c.Check(), "%+v", c)
 	}
 
 	for _, tc := range []struct {
@@ -30,6 +30,6 @@ func TestValidateChecksShapeOnly(t *testing.T) {
 		{APIConfig{AuthType: AuthServiceAccount, KubeConfig: "/root/.kube/config"}, "read only with auth_type kubeConfig"},
 		{APIConfig{AuthType: AuthNone, QPS: -1}, "must not be negative"},
 	} {
-		assert.ErrorContains(t, tc.c.Validate(), tc.want, "%+v", tc.c)
+		assert.ErrorContains(t, tc.c.Check(), tc.want, "%+v", tc.c)
 	}
 }
