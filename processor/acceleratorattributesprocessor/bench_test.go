@@ -14,12 +14,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 	v1 "k8s.io/kubelet/pkg/apis/podresources/v1"
 
 	"github.com/otelcol-accel/otelcol-accel/internal/accelschema"
 	prt "github.com/otelcol-accel/otelcol-accel/internal/podresources/podresourcestest"
-	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorattributesprocessor/internal/kube"
 	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorattributesprocessor/internal/nvmlmig"
 )
 
@@ -71,7 +69,7 @@ func benchNode(b *testing.B, shared bool) (*harness, pmetric.Metrics) {
 	tel := componenttest.NewNopTelemetrySettings()
 	tel.Logger = core
 	h.p = newAttributesProcessor(h.cfg, tel)
-	h.p.newClientset = func(kube.APIConfig) (kubernetes.Interface, error) { return h.client, nil }
+	h.p.registry = registryOf(h.client)
 	h.p.openMIG = func() (nvmlmig.Resolver, func(), error) { return nil, nil, errNoNVML }
 	if err := h.p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
 		b.Fatal(err)

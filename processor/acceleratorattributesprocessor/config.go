@@ -9,7 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorattributesprocessor/internal/kube"
+	"github.com/otelcol-accel/otelcol-accel/internal/k8sclient"
 	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorattributesprocessor/internal/static"
 )
 
@@ -56,8 +56,10 @@ type Config struct {
 
 // KubernetesAPIConfig is the API-server source.
 type KubernetesAPIConfig struct {
-	Enabled        bool `mapstructure:"enabled"`
-	kube.APIConfig `mapstructure:",squash"`
+	Enabled bool `mapstructure:"enabled"`
+	// APIConfig is the agent's one way to the API (auth_type, kubeconfig,
+	// ...): components with the same settings share the informers.
+	k8sclient.APIConfig `mapstructure:",squash"`
 	// DRA watches ResourceClaims and ResourceSlices (resource.k8s.io/v1).
 	DRA bool `mapstructure:"dra"`
 }
@@ -105,7 +107,7 @@ func (c *Config) Validate() error {
 	}
 	api := c.KubernetesAPI
 	if api.Enabled {
-		if err := api.APIConfig.Validate(); err != nil {
+		if err := api.Check(); err != nil {
 			errs = append(errs, fmt.Errorf("kubernetes_api: %w", err))
 		}
 	}

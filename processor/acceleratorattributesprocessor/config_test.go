@@ -11,8 +11,8 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 
+	"github.com/otelcol-accel/otelcol-accel/internal/k8sclient"
 	"github.com/otelcol-accel/otelcol-accel/internal/podresources"
-	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorattributesprocessor/internal/kube"
 	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorattributesprocessor/internal/metadata"
 )
 
@@ -33,7 +33,7 @@ func TestDefaultConfig(t *testing.T) {
 	cfg := createDefaultConfig().(*Config)
 	assert.Equal(t, "from-downward-api", cfg.NodeName)
 	assert.Equal(t, podresources.DefaultSocket, cfg.PodResourcesSocket)
-	assert.Equal(t, kube.AuthServiceAccount, cfg.KubernetesAPI.AuthType)
+	assert.Equal(t, k8sclient.AuthServiceAccount, cfg.KubernetesAPI.AuthType)
 	assert.True(t, cfg.KubernetesAPI.Enabled)
 	assert.True(t, cfg.KubernetesAPI.DRA)
 	assert.Equal(t, 10*time.Second, cfg.RefreshInterval)
@@ -49,7 +49,7 @@ func TestLoadConfig(t *testing.T) {
 	cfg, err := loadConfig(t, "full")
 	require.NoError(t, err)
 	assert.Equal(t, "prod-us-east-1", cfg.ClusterName)
-	assert.Equal(t, kube.AuthKubeConfig, cfg.KubernetesAPI.AuthType)
+	assert.Equal(t, k8sclient.AuthKubeConfig, cfg.KubernetesAPI.AuthType)
 	assert.Equal(t, "/etc/accelsim/kubeconfig", cfg.KubernetesAPI.KubeConfig)
 	assert.False(t, cfg.KubernetesAPI.DRA)
 	assert.Equal(t, "/host/proc", cfg.ProcRoot)
@@ -66,7 +66,7 @@ func TestLoadConfig(t *testing.T) {
 
 func TestInvalidConfigsSayWhatToChange(t *testing.T) {
 	tests := map[string][]string{
-		"bad_auth":   {`auth_type "token" is not one of serviceAccount, kubeConfig, none`},
+		"bad_auth":   {`auth_type "token" is not one of serviceAccount, kubeConfig, none or tls`},
 		"nothing":    {"no source is enabled"},
 		"bad_static": {"static.file: testdata/broken_mapping.yaml:5: unknown key \"tema\""},
 		"bad_misc": {"refresh_interval 100ms is below 1s", `proc_root "proc" must be an absolute path`, `mig_lookup "dcgm"`,

@@ -10,10 +10,10 @@ import (
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/processorhelper"
 
+	"github.com/otelcol-accel/otelcol-accel/internal/k8sclient"
 	"github.com/otelcol-accel/otelcol-accel/internal/podresources"
 	"github.com/otelcol-accel/otelcol-accel/internal/sharedcomponent"
 	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorattributesprocessor/internal/ecs"
-	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorattributesprocessor/internal/kube"
 	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorattributesprocessor/internal/metadata"
 )
 
@@ -38,7 +38,7 @@ func createDefaultConfig() component.Config {
 		PodResourcesSocket: podresources.DefaultSocket,
 		KubernetesAPI: KubernetesAPIConfig{
 			Enabled:   true,
-			APIConfig: kube.APIConfig{AuthType: kube.AuthServiceAccount},
+			APIConfig: k8sclient.APIConfig{AuthType: k8sclient.AuthServiceAccount},
 			DRA:       true,
 		},
 		ProcRoot:  "/proc",

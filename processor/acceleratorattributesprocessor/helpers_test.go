@@ -24,8 +24,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/otelcol-accel/otelcol-accel/internal/accelschema"
+	"github.com/otelcol-accel/otelcol-accel/internal/k8sclient"
 	prt "github.com/otelcol-accel/otelcol-accel/internal/podresources/podresourcestest"
-	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorattributesprocessor/internal/kube"
 	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorattributesprocessor/internal/nvmlmig"
 )
 
@@ -101,7 +101,7 @@ func (h *harness) start() {
 	tel := componenttest.NewNopTelemetrySettings()
 	tel.Logger = zap.New(core)
 	h.p = newAttributesProcessor(h.cfg, tel)
-	h.p.newClientset = func(kube.APIConfig) (kubernetes.Interface, error) { return h.client, nil }
+	h.p.registry = registryOf(h.client)
 	h.p.openMIG = func() (nvmlmig.Resolver, func(), error) {
 		if h.mig != nil {
 			return h.mig, func() {}, nil
@@ -114,6 +114,12 @@ func (h *harness) start() {
 		require.Eventually(h.t, func() bool { return h.p.kw.Synced() || len(h.p.kw.Problems()) > 0 }, 10*time.Second, 5*time.Millisecond)
 	}
 	h.p.refresh(context.Background())
+}
+
+// registryOf hands out informers over client only, so tests of several
+// processors do not share informers through the process's registry.
+func registryOf(client kubernetes.Interface) *k8sclient.Registry {
+	return k8sclient.NewRegistry(k8sclient.Providers{NewClient: func(k8sclient.APIConfig) (kubernetes.Interface, error) { return client, nil }})
 }
 
 func (h *harness) process(md pmetric.Metrics) pmetric.Metrics {

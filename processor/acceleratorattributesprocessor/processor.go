@@ -10,8 +10,8 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.uber.org/zap"
-	"k8s.io/client-go/kubernetes"
 
+	"github.com/otelcol-accel/otelcol-accel/internal/k8sclient"
 	"github.com/otelcol-accel/otelcol-accel/internal/podresources"
 	"github.com/otelcol-accel/otelcol-accel/internal/ratelog"
 	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorattributesprocessor/internal/cgroup"
@@ -47,8 +47,9 @@ type attributesProcessor struct {
 	rl     *ratelog.Logger
 	tel    component.TelemetrySettings
 
-	// newClientset builds the API client (tests inject client-go fakes).
-	newClientset func(kube.APIConfig) (kubernetes.Interface, error)
+	// registry holds the informers shared with the other components of the
+	// agent (tests use one of their own over client-go fakes).
+	registry *k8sclient.Registry
 	// openMIG opens NVML (tests inject go-nvml mocks).
 	openMIG func() (nvmlmig.Resolver, func(), error)
 
@@ -96,11 +97,11 @@ type sourceSnapshot struct {
 
 func newAttributesProcessor(cfg *Config, tel component.TelemetrySettings) *attributesProcessor {
 	p := &attributesProcessor{
-		cfg:          cfg,
-		logger:       tel.Logger,
-		rl:           ratelog.New(tel.Logger, logInterval),
-		tel:          tel,
-		newClientset: kube.NewClientset,
+		cfg:      cfg,
+		logger:   tel.Logger,
+		rl:       ratelog.New(tel.Logger, logInterval),
+		tel:      tel,
+		registry: k8sclient.Shared(),
 		openMIG: func() (nvmlmig.Resolver, func(), error) {
 			n, err := nvmlmig.Open()
 			if err != nil {
@@ -152,11 +153,11 @@ func (p *attributesProcessor) Start(ctx context.Context, host component.Host) er
 	if cfg.KubernetesAPI.Enabled && cfg.NodeName == "" {
 		p.setProblem(sourceAPI, noNodeNameMessage)
 	} else if cfg.KubernetesAPI.Enabled {
-		client, err := p.newClientset(cfg.KubernetesAPI.APIConfig)
+		kw, err := kube.NewWatcher(p.registry, cfg.KubernetesAPI.APIConfig, cfg.NodeName, cfg.KubernetesAPI.DRA)
 		if err != nil {
 			p.setProblem(sourceAPI, "cannot build a Kubernetes API client ("+err.Error()+"); pods keep their names from PodResources but lose labels, owners, team and DRA claims")
 		} else {
-			p.kw = kube.NewWatcher(client, cfg.NodeName, cfg.KubernetesAPI.DRA)
+			p.kw = kw
 		}
 	}
 	if cfg.ECS.Enabled {
@@ -173,7 +174,9 @@ func (p *attributesProcessor) Start(ctx context.Context, host component.Host) er
 	runCtx, cancel := context.WithCancel(context.Background())
 	p.cancel = cancel
 	if p.kw != nil {
-		p.kw.Start(runCtx)
+		if err := p.kw.Start(); err != nil {
+			p.setProblem(sourceAPI, "cannot watch the Kubernetes API ("+err.Error()+"); pods keep their names from PodResources but lose labels, owners, team and DRA claims")
+		}
 	}
 	// The first refresh is synchronous but bounded, so the first batches
 	// are already attributed on a healthy node.

@@ -13,9 +13,9 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/otelcol-accel/otelcol-accel/internal/accelschema"
+	"github.com/otelcol-accel/otelcol-accel/internal/k8sclient"
 	"github.com/otelcol-accel/otelcol-accel/internal/podresources"
 	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorattributesprocessor/internal/deviceid"
-	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorattributesprocessor/internal/kube"
 )
 
 // TestAgainstSimulator runs the processor against a running fleet simulator
@@ -50,7 +50,7 @@ func TestAgainstSimulator(t *testing.T) {
 			cfg := createDefaultConfig().(*Config)
 			cfg.NodeName = n.Name
 			cfg.PodResourcesSocket = n.Socket
-			cfg.KubernetesAPI.APIConfig = kube.APIConfig{AuthType: kube.AuthKubeConfig, KubeConfig: ep.Kubeconfig}
+			cfg.KubernetesAPI.APIConfig = k8sclient.APIConfig{AuthType: k8sclient.AuthKubeConfig, KubeConfig: ep.Kubeconfig}
 			cfg.MIGLookup = migLookupNone
 			// The simulator labels workload types as app.kubernetes.io/component.
 			cfg.WorkloadType.Labels = append(cfg.WorkloadType.Labels, "app.kubernetes.io/component")

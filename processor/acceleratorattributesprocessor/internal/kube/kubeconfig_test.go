@@ -1,7 +1,6 @@
 package kube
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -12,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/otelcol-accel/otelcol-accel/internal/k8sclient"
 )
 
 // apiServer is a minimal read-only Kubernetes API on loopback, like the
@@ -79,10 +80,10 @@ users:
   user: {}
 `), 0o600))
 
-	client, err := NewClientset(APIConfig{AuthType: AuthKubeConfig, KubeConfig: path})
+	w, err := NewWatcher(k8sclient.NewRegistry(k8sclient.Providers{}),
+		k8sclient.APIConfig{AuthType: k8sclient.AuthKubeConfig, KubeConfig: path}, "gpu-node-1", true)
 	require.NoError(t, err)
-	w := NewWatcher(client, "gpu-node-1", true)
-	w.Start(context.Background())
+	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
 	require.Eventually(t, w.Synced, 10*time.Second, 10*time.Millisecond)
 	s := w.Snapshot()

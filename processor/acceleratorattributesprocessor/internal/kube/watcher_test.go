@@ -13,13 +13,29 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/otelcol-accel/otelcol-accel/internal/k8sclient"
 )
 
 func servedDRA(c *fake.Clientset) {
 	c.Resources = []*metav1.APIResourceList{{GroupVersion: "resource.k8s.io/v1",
 		APIResources: []metav1.APIResource{{Name: "resourceclaims"}, {Name: "resourceslices"}}}}
+}
+
+// newWatcher runs the watcher on client-go's fake clientset, through a
+// registry of its own.
+func newWatcher(t *testing.T, client kubernetes.Interface, node string, dra bool) *Watcher {
+	t.Helper()
+	registry := k8sclient.NewRegistry(k8sclient.Providers{NewClient: func(k8sclient.APIConfig) (kubernetes.Interface, error) { return client, nil }})
+	w, err := NewWatcher(registry, k8sclient.APIConfig{AuthType: k8sclient.AuthServiceAccount}, node, dra)
+	require.NoError(t, err)
+	require.False(t, w.Synced(), "not before Start")
+	require.NoError(t, w.Start())
+	t.Cleanup(w.Stop)
+	return w
 }
 
 func TestWatcherSeesThisNodeOnly(t *testing.T) {
@@ -34,9 +50,7 @@ func TestWatcherSeesThisNodeOnly(t *testing.T) {
 		&resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Name: "c1", Namespace: "ml"}},
 	)
 	servedDRA(client)
-	w := NewWatcher(client, node, true)
-	w.Start(context.Background())
-	t.Cleanup(w.Stop)
+	w := newWatcher(t, client, node, true)
 
 	require.Eventually(t, w.Synced, 10*time.Second, 10*time.Millisecond)
 	require.Eventually(t, func() bool { return len(w.Snapshot().Claims) == 1 }, 10*time.Second, 10*time.Millisecond)
@@ -66,9 +80,7 @@ func TestWatcherSeesThisNodeOnly(t *testing.T) {
 
 func TestWatcherWithoutDRAAPI(t *testing.T) {
 	client := fake.NewClientset() // discovery serves nothing: Kubernetes < 1.34
-	w := NewWatcher(client, "n", true)
-	w.Start(context.Background())
-	t.Cleanup(w.Stop)
+	w := newWatcher(t, client, "n", true)
 	require.Eventually(t, w.Synced, 10*time.Second, 10*time.Millisecond)
 	assert.False(t, w.Snapshot().DRA)
 }
@@ -79,13 +91,11 @@ func TestForbiddenPodsNameTheMissingRBAC(t *testing.T) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "",
 			assertErr("User \"system:serviceaccount:obs:otelcol\" cannot list resource \"pods\""))
 	})
-	w := NewWatcher(client, "n", false)
-	w.Start(context.Background())
-	t.Cleanup(w.Stop)
+	w := newWatcher(t, client, "n", false)
 
-	var problems []Problem
+	var problems []k8sclient.Problem
 	require.Eventually(t, func() bool { problems = w.Problems(); return len(problems) > 0 }, 10*time.Second, 10*time.Millisecond)
-	assert.Equal(t, "pods", problems[0].Resource)
+	assert.Equal(t, k8sclient.Pods, problems[0].Kind)
 	assert.Contains(t, problems[0].Hint, "get, list, watch on pods")
 	assert.False(t, w.Synced())
 }
@@ -93,16 +103,3 @@ func TestForbiddenPodsNameTheMissingRBAC(t *testing.T) {
 type assertErr string
 
 func (e assertErr) Error() string { return string(e) }
-
-func TestAuthConfig(t *testing.T) {
-	assert.NoError(t, APIConfig{AuthType: AuthKubeConfig}.Validate())
-	assert.ErrorContains(t, APIConfig{AuthType: "token"}.Validate(), "serviceAccount, kubeConfig, none")
-	assert.ErrorContains(t, APIConfig{}.Validate(), "empty")
-
-	t.Setenv("KUBERNETES_SERVICE_HOST", "")
-	_, err := NewClientset(APIConfig{AuthType: AuthServiceAccount})
-	assert.ErrorContains(t, err, "needs to run in a pod")
-
-	_, err = NewClientset(APIConfig{AuthType: AuthKubeConfig, KubeConfig: "/nonexistent/kubeconfig"})
-	assert.ErrorContains(t, err, "/nonexistent/kubeconfig")
-}
