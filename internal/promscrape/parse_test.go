@@ -1,6 +1,7 @@
 package promscrape
 
 import (
+	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -370,4 +371,14 @@ func TestFamilyNamesKeptAreBounded(t *testing.T) {
 	}
 	assert.LessOrEqual(t, len(r.p.families.names), maxNames)
 	assert.Len(t, r.p.families.types, maxNames+10, "the page's own families are all kept")
+}
+
+func TestReaderLineErrorForTheCallersReason(t *testing.T) {
+	r := NewReader(strings.NewReader("a 1\nb{x=\"y\"} 2\r\n"))
+	require.Equal(t, EntrySample, r.Next())
+	require.Equal(t, EntrySample, r.Next())
+	unusable := errors.New("no uuid")
+	e := r.LineError(unusable)
+	assert.Equal(t, LineError{Line: 2, Err: unusable, Text: `b{x="y"} 2`}, e)
+	assert.Equal(t, `line 2: no uuid: "b{x=\"y\"} 2"`, e.Error())
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 )
 
@@ -73,7 +74,7 @@ func (r *Reader) Next() Entry {
 		}
 		r.raw = raw
 		if len(raw) > r.maxLine() {
-			r.res = lineResult[[]byte]{err: ErrLineTooLong}
+			r.res = lineResult[[]byte]{err: fmt.Errorf("%w (more than %d bytes)", ErrLineTooLong, r.maxLine())}
 			return EntryInvalid
 		}
 		r.p.labels, r.p.scratch = r.p.labels[:0], r.p.scratch[:0]
@@ -154,6 +155,12 @@ func (r *Reader) Invalid() LineError {
 		le.Column = r.res.col + 1
 	}
 	return le
+}
+
+// LineError describes the current line as skipped for the caller's own
+// reason: a sample that reads well but cannot be used.
+func (r *Reader) LineError(err error) LineError {
+	return LineError{Line: r.lineNo, Err: err, Text: excerpt(bytes.TrimRight(r.raw, "\r"))}
 }
 
 // Raw is the current line as read, without its line end.
