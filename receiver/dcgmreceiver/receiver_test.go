@@ -104,8 +104,10 @@ func TestExporterSkippedLineIsWarnedOnce(t *testing.T) {
 	}
 	warnings := h.logged.FilterMessageSnippet("skipped dcgm-exporter lines").All()
 	require.Len(t, warnings, 1, "rate-limited")
-	first := warnings[0].ContextMap()["first_errors"]
-	assert.Equal(t, []any{`line 12: DCGM_FI_DEV_MEMORY_TEMP: dcgm-exporter could not read the field ("ERROR - FAILED TO CONVERT TO STRING")`}, first)
+	first, ok := warnings[0].ContextMap()["first_errors"].([]any)
+	require.True(t, ok)
+	require.Len(t, first, 1)
+	assert.Contains(t, first[0], `line 12, column 183: dcgm-exporter could not read the field ("ERROR - FAILED TO CONVERT TO STRING"): "DCGM_FI_DEV_MEMORY_TEMP{gpu=\"1\", uuid=`)
 }
 
 func TestExporterXIDChangeIsAnEvent(t *testing.T) {

@@ -1,13 +1,14 @@
 package exportersource
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 
+	"github.com/otelcol-accel/otelcol-accel/internal/promscrape"
 	"github.com/otelcol-accel/otelcol-accel/receiver/dcgmreceiver/internal/model"
 )
 
@@ -20,13 +21,14 @@ const (
 
 // maxLineBytes bounds one line: dcgm-exporter lines with every pod label are
 // a few KiB; a longer one is a broken response.
-const maxLineBytes = 64 << 10
+const maxLineBytes = promscrape.DefaultMaxLineBytes
 
 // maxReportedLineErrors bounds how many skipped lines one result describes.
 const maxReportedLineErrors = 5
 
-// Decoder turns dcgm-exporter's /metrics text into samples. It keeps nothing
-// between calls.
+// Decoder turns dcgm-exporter's /metrics text into samples. It keeps only
+// its read buffers between calls (so that a scrape allocates none for
+// them), and is not safe for concurrent use.
 type Decoder struct {
 	Filter model.DeviceFilter
 	// ViolationUnit is auto (read the unit from the field's HELP text,
@@ -40,15 +42,13 @@ type Decoder struct {
 	// preferred to dcgm-exporter's Hostname/hostname label, which is the
 	// exporter's own host name: its pod's name in Kubernetes.
 	HostName string
+
+	reader *promscrape.Reader
 }
 
-// LineError is a line that was skipped and why.
-type LineError struct {
-	Line int
-	Err  error
-}
-
-func (e LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
+// LineError is a line that was skipped: its number, where reading stopped
+// (when the text could not be read), why, and the line.
+type LineError = promscrape.LineError
 
 // Result is what one response held.
 type Result struct {
@@ -65,93 +65,102 @@ type Result struct {
 	ReadErr error
 }
 
+// convertFailed is what dcgm-exporter writes in place of a value it could not
+// read from DCGM (a blank field, a field the GPU does not support).
+var convertFailed = []byte("ERROR - FAILED TO CONVERT TO STRING")
+
+var (
+	errConvert   = errors.New(`dcgm-exporter could not read the field ("ERROR - FAILED TO CONVERT TO STRING")`)
+	errNotFinite = errors.New("value is not a finite number")
+)
+
 // Decode reads one response. Lines that cannot be used are skipped and
 // counted; a body that ends early keeps what was read.
 func (d *Decoder) Decode(r io.Reader) Result {
 	var (
 		res    Result
-		br     = bufio.NewReaderSize(r, 32<<10)
-		line   sampleLine
 		labels lineLabels
 		pg     = newPage(d)
-		lineNo int
-		long   []byte
 	)
-	skip := func(err error) {
+	if d.reader == nil {
+		d.reader = promscrape.NewReader(r)
+		d.reader.MaxLineBytes = maxLineBytes
+	} else {
+		d.reader.Reset(r)
+	}
+	rd := d.reader
+	defer rd.Reset(nil) // let go of the body
+	skip := func(e func() LineError) {
 		res.Skipped++
 		if len(res.LineErrors) < maxReportedLineErrors {
-			res.LineErrors = append(res.LineErrors, LineError{Line: lineNo, Err: err})
+			res.LineErrors = append(res.LineErrors, e())
 		}
 	}
-	for {
-		raw, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			// A line longer than the buffer: gather it, up to a limit.
-			long = append(long[:0], raw...)
-			for errors.Is(err, bufio.ErrBufferFull) && len(long) <= maxLineBytes {
-				raw, err = br.ReadSlice('\n')
-				long = append(long, raw...)
+	for en := rd.Next(); en != promscrape.EntryEnd; en = rd.Next() {
+		switch en {
+		case promscrape.EntryHelp:
+			pg.help(rd.Help())
+		case promscrape.EntrySample:
+			s := rd.Sample()
+			res.Lines++
+			if !isDCGM(s.Name) {
+				continue
 			}
-			for errors.Is(err, bufio.ErrBufferFull) {
-				_, err = br.ReadSlice('\n')
+			res.DCGMLines++
+			if err := pg.addSample(s, &labels); err != nil {
+				skip(func() LineError { return rd.LineError(err) })
 			}
-			raw = long
-		}
-		if len(raw) > 0 {
-			lineNo++
-			if len(raw) > maxLineBytes {
-				skip(fmt.Errorf("line is longer than %d bytes", maxLineBytes))
-			} else if err == nil || errors.Is(err, io.EOF) {
-				pg.line(bytes.TrimRight(raw, "\r\n"), &line, &labels, &res, skip)
+		case promscrape.EntryInvalid:
+			res.Lines++
+			if !isDCGM(bytes.TrimLeft(rd.Raw(), " \t")) {
+				continue
 			}
-		}
-		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				res.ReadErr = err
-			}
-			break
+			res.DCGMLines++
+			skip(func() LineError {
+				e := rd.Invalid()
+				if errors.Is(e.Err, promscrape.ErrValue) && bytes.HasPrefix(rd.Raw()[e.Column-1:], convertFailed) {
+					e.Err = errConvert
+				}
+				return e
+			})
 		}
 	}
+	res.ReadErr = rd.Err()
 	res.Samples = pg.finish()
 	return res
 }
 
-// line reads one line of the page: a HELP comment (for units) or a sample.
-func (p *page) line(text []byte, line *sampleLine, labels *lineLabels, res *Result, skip func(error)) {
-	text = bytes.TrimLeft(text, " \t")
-	if len(text) == 0 {
-		return
-	}
-	if text[0] == '#' {
-		if name, help, ok := parseHelp(text); ok && bytes.HasSuffix(name, []byte("_VIOLATION")) {
-			if scale, known := unitFromHelp(help); known {
-				p.helpSec[string(name)] = scale
-			}
+// isDCGM tells DCGM fields (and dcgm-exporter's own DCGM_EXP_ series) from
+// the other series of the page, which are not read.
+func isDCGM(name []byte) bool {
+	return bytes.HasPrefix(name, []byte("DCGM_FI_")) || bytes.HasPrefix(name, []byte("DCGM_EXP_"))
+}
+
+// help reads the unit of a *_VIOLATION field from its HELP text.
+func (p *page) help(name, text []byte) {
+	if bytes.HasSuffix(name, []byte("_VIOLATION")) {
+		if scale, known := unitFromHelp(text); known {
+			p.helpSec[string(name)] = scale
 		}
-		return
-	}
-	res.Lines++
-	if !bytes.HasPrefix(text, []byte("DCGM_FI_")) && !bytes.HasPrefix(text, []byte("DCGM_EXP_")) {
-		return
-	}
-	res.DCGMLines++
-	if err := parseSampleLine(text, line); err != nil {
-		skip(fmt.Errorf("%s: %w", firstToken(text), err))
-		return
-	}
-	fi, known := fieldIndex[string(line.name)]
-	if !known {
-		return
-	}
-	if err := p.row(fi, line, labels); err != nil {
-		skip(fmt.Errorf("%s: %w", line.name, err))
 	}
 }
 
+// addSample takes one DCGM sample into the page, if its field is one we read.
+func (p *page) addSample(s *promscrape.Sample[[]byte], labels *lineLabels) error {
+	fi, known := fieldIndex[string(s.Name)]
+	if !known {
+		return nil
+	}
+	if math.IsNaN(s.Value) || math.IsInf(s.Value, 0) {
+		return errNotFinite
+	}
+	return p.row(fi, s, labels)
+}
+
 // row takes one sample of a known family into the resource it belongs to.
-func (p *page) row(fi int, line *sampleLine, l *lineLabels) error {
+func (p *page) row(fi int, line *promscrape.Sample[[]byte], l *lineLabels) error {
 	f := &fields[fi]
-	l.read(line.labels)
+	l.read(line.Labels)
 	if len(l.uuid) == 0 {
 		return errors.New("no UUID (or uuid) label, so the GPU it belongs to is unknown")
 	}
@@ -212,11 +221,11 @@ func (p *page) row(fi int, line *sampleLine, l *lineLabels) error {
 	}
 	switch {
 	case f.byXID:
-		p.takeExtra(target, extraKey{field: fi, key: xidCode}, line.value, r)
+		p.takeExtra(target, extraKey{field: fi, key: xidCode}, line.Value, r)
 	case f.perPod != nil && p.d.PerPodUsage && h != nobody && p.holders[h].pod != "":
-		p.takeExtra(target, extraKey{field: fi, key: p.holders[h].podKey()}, line.value, r)
+		p.takeExtra(target, extraKey{field: fi, key: p.holders[h].podKey()}, line.Value, r)
 	default:
-		p.take(&target.values[fi], line.value, r)
+		p.take(&target.values[fi], line.Value, r)
 	}
 	return nil
 }
@@ -249,12 +258,4 @@ func unitFromHelp(help []byte) (float64, bool) {
 		}
 	}
 	return 0, false
-}
-
-func firstToken(b []byte) string {
-	end := bytes.IndexAny(b, "{ \t")
-	if end < 0 {
-		end = len(b)
-	}
-	return clip(b[:end])
 }

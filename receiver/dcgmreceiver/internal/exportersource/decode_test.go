@@ -48,7 +48,8 @@ func TestDecode2xOldNamespace(t *testing.T) {
 	require.Len(t, res.LineErrors, 1)
 	assert.Equal(t, 12, res.LineErrors[0].Line)
 	assert.ErrorIs(t, res.LineErrors[0].Err, errConvert)
-	assert.Contains(t, res.LineErrors[0].Error(), "line 12: DCGM_FI_DEV_MEMORY_TEMP")
+	assert.Equal(t, 183, res.LineErrors[0].Column, "where the value should be")
+	assert.Contains(t, res.LineErrors[0].Error(), `line 12, column 183: dcgm-exporter could not read the field ("ERROR - FAILED TO CONVERT TO STRING"): "DCGM_FI_DEV_MEMORY_TEMP{`)
 
 	g0 := byID(t, res, "GPU-8c16e996-bd76-aa91-17e7-b48bcd0208ba")
 	assert.Equal(t, 0, g0.Index)
@@ -263,7 +264,7 @@ func TestOverlongLine(t *testing.T) {
 	long := `DCGM_FI_DEV_GPU_TEMP{gpu="0",UUID="GPU-a",x="` + strings.Repeat("y", maxLineBytes) + `"} 1`
 	res := (&Decoder{}).Decode(strings.NewReader(long + "\n" + `DCGM_FI_DEV_POWER_USAGE{gpu="0",UUID="GPU-a"} 3` + "\n"))
 	require.Equal(t, 1, res.Skipped)
-	assert.Contains(t, res.LineErrors[0].Error(), "longer than")
+	assert.Contains(t, res.LineErrors[0].Error(), "line is too long (more than 65536 bytes)")
 	require.Len(t, res.Samples, 1)
 	assert.Equal(t, model.Of(3), res.Samples[0].Power)
 	assert.Equal(t, 2, res.LineErrors[0].Line+1)

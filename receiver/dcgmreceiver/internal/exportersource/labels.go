@@ -1,6 +1,10 @@
 package exportersource
 
-import "bytes"
+import (
+	"bytes"
+
+	"github.com/otelcol-accel/otelcol-accel/internal/promscrape"
+)
 
 // lineLabels are the labels of one line that say what it measures and who
 // holds it. They are read by name: dcgm-exporter's label order varies
@@ -21,50 +25,50 @@ type lineLabels struct {
 	xid []byte
 }
 
-func (l *lineLabels) read(pairs []labelPair) {
+func (l *lineLabels) read(pairs []promscrape.Label[[]byte]) {
 	*l = lineLabels{}
 	for _, p := range pairs {
-		switch string(p.name) {
+		switch string(p.Name) {
 		case "UUID", "uuid":
-			l.uuid = p.value
+			l.uuid = p.Value
 		case "GPU_I_ID":
-			l.gi = p.value
+			l.gi = p.Value
 		case "GPU_I_PROFILE":
-			l.profile = p.value
+			l.profile = p.Value
 		case "gpu":
-			l.index = p.value
+			l.index = p.Value
 		case "pci_bus_id":
-			l.busID = p.value
+			l.busID = p.Value
 		case "modelName":
-			l.model = p.value
+			l.model = p.Value
 		case "Hostname", "hostname":
-			l.host = p.value
+			l.host = p.Value
 		case "DCGM_FI_DRIVER_VERSION":
-			l.driver = p.value
+			l.driver = p.Value
 		case "pod", "pod_name":
-			l.pod = p.value
+			l.pod = p.Value
 		case "namespace", "pod_namespace":
-			l.namespace = p.value
+			l.namespace = p.Value
 		case "container", "container_name":
-			l.container = p.value
+			l.container = p.Value
 		case "vgpu":
-			l.vgpu = p.value
+			l.vgpu = p.Value
 		case "dra_claim_name":
-			l.draClaim = p.value
+			l.draClaim = p.Value
 		case "dra_claim_namespace":
-			l.draClaimNS = p.value
+			l.draClaimNS = p.Value
 		case "dra_driver_name":
-			l.draDriver = p.value
+			l.draDriver = p.Value
 		case "dra_pool_name":
-			l.draPool = p.value
+			l.draPool = p.Value
 		case "dra_device_name":
-			l.draDevice = p.value
+			l.draDevice = p.Value
 		case "dra_mig_profile":
-			l.draMIGProfile = p.value
+			l.draMIGProfile = p.Value
 		case "dra_mig_device_uuid":
-			l.draMIGUUID = p.value
+			l.draMIGUUID = p.Value
 		case "xid":
-			l.xid = p.value
+			l.xid = p.Value
 		}
 	}
 }

@@ -162,8 +162,8 @@ func TestXIDWindow(t *testing.T) {
 	}, "\n")
 	res := (&Decoder{}).Decode(strings.NewReader(text))
 	require.Equal(t, 2, res.Skipped)
-	assert.Contains(t, res.LineErrors[0].Error(), `line 4: DCGM_EXP_XID_ERRORS_COUNT: xid label "thirteen" is not an XID code`)
-	assert.Contains(t, res.LineErrors[1].Error(), `line 5: DCGM_EXP_XID_ERRORS_COUNT: xid label "" is not an XID code`)
+	assert.Contains(t, res.LineErrors[0].Error(), `line 4: xid label "thirteen" is not an XID code: "DCGM_EXP_XID_ERRORS_COUNT{`)
+	assert.Contains(t, res.LineErrors[1].Error(), `line 5: xid label "" is not an XID code: "DCGM_EXP_XID_ERRORS_COUNT{`)
 	gpu := byID(t, res, "GPU-a")
 	assert.Equal(t, []model.XIDWindowCount{{Code: 13, Count: 2}, {Code: 48, Count: 1}}, gpu.XIDWindow,
 		"per code, once per GPU (a MIG instance's XIDs are the GPU's)")

@@ -1,10 +1,10 @@
 // Package exportersource reads an existing dcgm-exporter's /metrics over
 // HTTP(S) and maps its DCGM_FI_* fields into the unified schema.
 //
-// The parser is deliberately tolerant: a line it cannot use (a malformed
-// line, a value dcgm-exporter could not read) is skipped and reported with
-// its line number in a rate-limited warning, and the rest of the response is
-// kept. It reads both the 2.x text (spaces after commas in label sets,
+// The page is read with internal/promscrape's tolerant Reader: a line that
+// cannot be used (a malformed line, a value dcgm-exporter could not read) is
+// skipped and reported with its line (and column) in a rate-limited warning,
+// and the rest of the response is kept. It reads both the 2.x text (spaces after commas in label sets,
 // `Hostname`, `UUID` or `uuid`) and the 3.x/4.x text (`hostname`,
 // `pci_bus_id`, `DCGM_FI_DRIVER_VERSION` as a label).
 package exportersource
@@ -13,8 +13,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"strings"
 	"time"
 
@@ -22,14 +20,11 @@ import (
 	"go.opentelemetry.io/collector/config/confighttp"
 	"go.uber.org/zap"
 
-	"github.com/otelcol-accel/otelcol-accel/receiver/dcgmreceiver/internal/backoff"
+	"github.com/otelcol-accel/otelcol-accel/internal/backoff"
+	"github.com/otelcol-accel/otelcol-accel/internal/promscrape"
 	"github.com/otelcol-accel/otelcol-accel/receiver/dcgmreceiver/internal/model"
 	"github.com/otelcol-accel/otelcol-accel/receiver/dcgmreceiver/internal/ratelimit"
 )
-
-// maxBodyBytes bounds one response; dcgm-exporter's output for 8 GPUs with
-// per-pod series is well under a MiB.
-const maxBodyBytes = 64 << 20
 
 // Settings configure the source.
 type Settings struct {
@@ -48,7 +43,7 @@ type Source struct {
 	set      Settings
 	endpoint string
 	logger   *zap.Logger
-	client   *http.Client
+	client   *promscrape.Client
 	backoff  *backoff.Backoff
 	warn     *ratelimit.Limiter
 	down     bool
@@ -86,8 +81,10 @@ func MetricsURL(endpoint string) string {
 
 // Start builds the HTTP client; it fails only on configuration errors (a TLS
 // file that cannot be read), never because the exporter is not there yet.
+// A response is bounded by promscrape.DefaultMaxBodyBytes (64 MiB):
+// dcgm-exporter's page for 8 GPUs with per-pod series is well under one.
 func (s *Source) Start(ctx context.Context, host component.Host) error {
-	client, err := s.set.Client.ToClient(ctx, host.GetExtensions(), s.set.Telemetry)
+	client, err := promscrape.NewClient(ctx, &s.set.Client, host, s.set.Telemetry, promscrape.ClientOptions{Accept: promscrape.AcceptText})
 	if err != nil {
 		return fmt.Errorf("dcgm-exporter client for %s: %w", s.endpoint, err)
 	}
@@ -122,46 +119,15 @@ func (s *Source) Scrape(ctx context.Context) *model.Snapshot {
 	return snap
 }
 
+// fetch reads the page as it arrives; a body cut short (or past the
+// bound) keeps what was read, and Result.ReadErr says why it ended.
 func (s *Source) fetch(ctx context.Context) (Result, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.endpoint, http.NoBody)
+	body, err := s.client.Get(ctx, s.endpoint)
 	if err != nil {
 		return Result{}, err
 	}
-	req.Header.Set("Accept", "text/plain;version=0.0.4")
-	resp, err := s.client.Do(req)
-	if err != nil {
-		return Result{}, err
-	}
-	defer func() {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4<<10))
-		resp.Body.Close()
-	}()
-	if resp.StatusCode != http.StatusOK {
-		return Result{}, fmt.Errorf("answered %s", resp.Status)
-	}
-	body := &limitedReader{r: resp.Body, n: maxBodyBytes}
+	defer body.Close()
 	return s.set.Decoder.Decode(body), nil
-}
-
-// limitedReader ends a body that is too large with an error rather than
-// silently, so that the cut is reported.
-type limitedReader struct {
-	r io.Reader
-	n int64
-}
-
-var errBodyTooLarge = fmt.Errorf("response larger than %d MiB", maxBodyBytes>>20)
-
-func (l *limitedReader) Read(p []byte) (int, error) {
-	if l.n <= 0 {
-		return 0, errBodyTooLarge
-	}
-	if int64(len(p)) > l.n {
-		p = p[:l.n]
-	}
-	n, err := l.r.Read(p)
-	l.n -= int64(n)
-	return n, err
 }
 
 func (s *Source) unreachable(err error) {

@@ -20,7 +20,7 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.uber.org/zap"
 
-	"github.com/otelcol-accel/otelcol-accel/receiver/dcgmreceiver/internal/backoff"
+	"github.com/otelcol-accel/otelcol-accel/internal/backoff"
 	"github.com/otelcol-accel/otelcol-accel/receiver/dcgmreceiver/internal/model"
 	"github.com/otelcol-accel/otelcol-accel/receiver/dcgmreceiver/internal/ratelimit"
 )
