@@ -25,6 +25,7 @@ import (
 type Problems struct {
 	summary     string
 	sourcesOnly bool
+	bare        bool
 
 	mu       sync.Mutex
 	host     component.Host
@@ -48,6 +49,13 @@ func WithSummary(summary string) Option {
 // on every attempt (a request id, a duration).
 func ReportSourceChangesOnly() Option {
 	return func(p *Problems) { p.sourcesOnly = true }
+}
+
+// SourcesNamedInErrors is for components whose errors already say what
+// failed ("dcgm-exporter at http://…/metrics is not reachable: …"): the
+// status error is those errors alone, without "source: " before each.
+func SourcesNamedInErrors() Option {
+	return func(p *Problems) { p.bare = true }
 }
 
 // NewProblems returns an empty set: the component is OK.
@@ -152,7 +160,7 @@ func (p *Problems) aggregateLocked() *Error {
 	if len(p.problems) == 0 {
 		return nil
 	}
-	e := &Error{Summary: p.summary, Problems: make([]Problem, 0, len(p.problems))}
+	e := &Error{Summary: p.summary, Bare: p.bare, Problems: make([]Problem, 0, len(p.problems))}
 	for source, err := range p.problems {
 		e.Problems = append(e.Problems, Problem{Source: source, Err: err})
 	}
@@ -210,6 +218,8 @@ type Problem struct {
 type Error struct {
 	Summary  string
 	Problems []Problem
+	// Bare leaves the source names out of the text (SourcesNamedInErrors).
+	Bare bool
 }
 
 func (e *Error) Error() string {
@@ -222,8 +232,10 @@ func (e *Error) Error() string {
 		if i > 0 {
 			b.WriteString("; ")
 		}
-		b.WriteString(pr.Source)
-		b.WriteString(": ")
+		if !e.Bare {
+			b.WriteString(pr.Source)
+			b.WriteString(": ")
+		}
 		b.WriteString(pr.Err.Error())
 	}
 	return b.String()

@@ -208,3 +208,10 @@ func TestConcurrentSourcesEndInTheirLastState(t *testing.T) {
 		}
 	}
 }
+
+func TestErrorsThatNameTheirSourcesAreNotPrefixed(t *testing.T) {
+	p := NewProblems(SourcesNamedInErrors())
+	p.Fail("exporter", errors.New("dcgm-exporter at http://localhost:9400/metrics is not reachable: connection refused"))
+	p.Fail("mps", errors.New("MPS control daemon does not answer"))
+	assert.EqualError(t, p.Err(), "dcgm-exporter at http://localhost:9400/metrics is not reachable: connection refused; MPS control daemon does not answer")
+}
