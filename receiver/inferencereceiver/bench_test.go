@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/otelcol-accel/otelcol-accel/internal/promscrape"
 	"github.com/otelcol-accel/otelcol-accel/receiver/inferencereceiver/internal/normalize"
-	"github.com/otelcol-accel/otelcol-accel/receiver/inferencereceiver/internal/promtext"
 )
 
 // BenchmarkScrapeVLLM is one scrape of a two-engine vLLM server on loopback:
@@ -32,7 +32,7 @@ func BenchmarkProcessVLLM(b *testing.B) {
 	text := readFixture(b, "vllm_v1.txt")
 	tgt := newTarget("bench", mustURL(b, "http://127.0.0.1:8000/metrics"), normalize.VLLM, "", "", 0, nil)
 	e := emitter{}
-	samples := len(promtext.Parse(text).Samples)
+	samples := len(promscrape.Parse(text).Samples)
 	b.ReportAllocs()
 	b.SetBytes(int64(len(text)))
 	b.ResetTimer()

@@ -163,9 +163,9 @@ func TestMalformedLinesSkippedRestKept(t *testing.T) {
 	warns := h.logs.FilterLevelExact(zapcore.WarnLevel).All()
 	require.Len(t, warns, 1)
 	details := warns[0].ContextMap()["details"].(string)
-	assert.Contains(t, details, "line 12: ',' or '}' expected in label set")
-	assert.Contains(t, details, "line 23: value is not a number")
-	assert.Contains(t, details, "line 34: unterminated quoted name")
+	assert.Contains(t, details, "line 12, column 84: ',' or '}' expected in the label set: ")
+	assert.Contains(t, details, `line 23, column 26: value is not a number: "vllm:garbage{engine=\"0\"} fourteen"`)
+	assert.Contains(t, details, "line 34, column 20: quoted name is not closed with '\"'")
 	assert.Equal(t, srv.URL+"/metrics", warns[0].ContextMap()["target"])
 	assert.Empty(t, h.host.statuses(), "a target serving some bad lines is still up")
 
@@ -188,7 +188,7 @@ func TestTruncatedDocumentKeepsWhatArrived(t *testing.T) {
 	assert.Zero(t, got.count("gen_ai.server.time_to_first_token"), "after the cut")
 	warns := h.logs.FilterLevelExact(zapcore.WarnLevel).All()
 	require.Len(t, warns, 1)
-	assert.Contains(t, warns[0].ContextMap()["details"], `line 106: '=' expected after label "fi"`)
+	assert.Contains(t, warns[0].ContextMap()["details"], `line 106, column 41: '=' expected after the label name: "vllm:request_success_total{engine=\"1\",fi"`)
 }
 
 // A histogram whose buckets contradict each other is dropped with a warning;

@@ -12,10 +12,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/otelcol-accel/otelcol-accel/internal/promscrape"
 	"github.com/otelcol-accel/otelcol-accel/receiver/inferencereceiver/internal/cumulative"
 	"github.com/otelcol-accel/otelcol-accel/receiver/inferencereceiver/internal/discovery"
 	"github.com/otelcol-accel/otelcol-accel/receiver/inferencereceiver/internal/normalize"
-	"github.com/otelcol-accel/otelcol-accel/receiver/inferencereceiver/internal/promtext"
 )
 
 // target is one inference server and what the receiver remembers of it
@@ -139,17 +139,17 @@ func describeNetError(err error, timeout time.Duration) string {
 // process reads one scrape's text and folds it into the target's series.
 func (t *target) process(text string, now time.Time) scrapeResult {
 	var res scrapeResult
-	doc := promtext.Parse(text)
-	for _, e := range doc.Errors {
+	doc := promscrape.Parse(text)
+	for _, e := range doc.Errors.First {
 		res.warnings = append(res.warnings, e.Error())
 	}
-	if doc.ErrorCount > len(doc.Errors) {
-		res.warnings = append(res.warnings, fmt.Sprintf("… and %d more unreadable lines", doc.ErrorCount-len(doc.Errors)))
+	if n := doc.Errors.Dropped(); n > 0 {
+		res.warnings = append(res.warnings, fmt.Sprintf("… and %d more unreadable lines", n))
 	}
 	if len(doc.Samples) == 0 {
 		reason := fmt.Sprintf("answered without Prometheus metrics (%d lines, no sample readable)", doc.Lines)
-		if len(doc.Errors) > 0 {
-			reason += "; first problem: " + doc.Errors[0].Error()
+		if len(doc.Errors.First) > 0 {
+			reason += "; first problem: " + doc.Errors.First[0].Error()
 		}
 		res.err = failf("%s", reason)
 		return res

@@ -1,6 +1,6 @@
 package normalize
 
-import "github.com/otelcol-accel/otelcol-accel/receiver/inferencereceiver/internal/promtext"
+import "github.com/otelcol-accel/otelcol-accel/internal/promscrape"
 
 // binding says what one exposed sample name contributes: to which output,
 // as which part, with what preference and conversion.
@@ -92,7 +92,7 @@ func buildIndex(s server) *serverIndex {
 
 // dialectOf picks the dialect that reads a sample: the first whose model
 // label the sample carries, else the first.
-func (idx *serverIndex) dialectOf(s *promtext.Sample) int {
+func (idx *serverIndex) dialectOf(s *promscrape.Sample[string]) int {
 	if len(idx.modelLabels) > 1 {
 		for di, l := range idx.modelLabels {
 			if _, ok := s.Label(l); l != "" && ok {

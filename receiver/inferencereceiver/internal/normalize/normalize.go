@@ -14,7 +14,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/otelcol-accel/otelcol-accel/receiver/inferencereceiver/internal/promtext"
+	"github.com/otelcol-accel/otelcol-accel/internal/promscrape"
 )
 
 // Point is one source series mapped onto the schema.
@@ -71,7 +71,7 @@ func (r *Result) addError(err error) {
 
 // Detect names the server kind whose metric names the samples carry most,
 // and whether any matched at all.
-func Detect(samples []promtext.Sample) (string, bool) {
+func Detect(samples []promscrape.Sample[string]) (string, bool) {
 	best, bestCount := "", 0
 	for _, kind := range Kinds {
 		idx := indexes[kind]
@@ -120,7 +120,7 @@ type acc struct {
 
 // Normalize maps one scrape of a server of the given kind. defaultModel
 // names the model when the server's samples carry no model label.
-func Normalize(kind string, samples []promtext.Sample, defaultModel string) Result {
+func Normalize(kind string, samples []promscrape.Sample[string], defaultModel string) Result {
 	var res Result
 	idx, ok := indexes[kind]
 	if !ok {
@@ -227,7 +227,7 @@ func appendLookupKey(buf []byte, model string, b *binding, attr string) []byte {
 // appendSourceKey renders the labels that identify a source series within
 // its output: all but the model label, le, the attribute label and dropped
 // ones.
-func appendSourceKey(buf []byte, labels []promtext.Label, modelLabel string, b *binding) []byte {
+func appendSourceKey(buf []byte, labels []promscrape.Label[string], modelLabel string, b *binding) []byte {
 	start := len(buf)
 	for _, l := range labels {
 		if l.Name == modelLabel || l.Name == "le" || l.Name == b.attrLabel || slices.Contains(b.drop, l.Name) {
@@ -244,7 +244,7 @@ func appendSourceKey(buf []byte, labels []promtext.Label, modelLabel string, b *
 	return buf
 }
 
-func (a *acc) add(b *binding, s *promtext.Sample) error {
+func (a *acc) add(b *binding, s *promscrape.Sample[string]) error {
 	v := s.Value
 	switch b.part {
 	case partValue:
@@ -294,7 +294,7 @@ func (a *acc) usable() bool {
 	}
 }
 
-func (a *acc) errorf(s *promtext.Sample, format string, args ...any) error {
+func (a *acc) errorf(s *promscrape.Sample[string], format string, args ...any) error {
 	return fmt.Errorf("%s from %s (line %d) dropped: %s", a.out.metric, s.Name, s.Line, fmt.Sprintf(format, args...))
 }
 

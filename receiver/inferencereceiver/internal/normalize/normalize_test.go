@@ -12,22 +12,22 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/otelcol-accel/otelcol-accel/internal/accelschema"
-	"github.com/otelcol-accel/otelcol-accel/receiver/inferencereceiver/internal/promtext"
+	"github.com/otelcol-accel/otelcol-accel/internal/promscrape"
 )
 
-func fixture(t testing.TB, name string) []promtext.Sample {
+func fixture(t testing.TB, name string) []promscrape.Sample[string] {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", name))
 	require.NoError(t, err)
-	doc := promtext.Parse(string(b))
-	require.Empty(t, doc.Errors)
+	doc := promscrape.Parse(string(b))
+	require.Zero(t, doc.Errors.Count, "%v", doc.Errors.First)
 	return doc.Samples
 }
 
-func parse(t testing.TB, text string) []promtext.Sample {
+func parse(t testing.TB, text string) []promscrape.Sample[string] {
 	t.Helper()
-	doc := promtext.Parse(text)
-	require.Empty(t, doc.Errors)
+	doc := promscrape.Parse(text)
+	require.Zero(t, doc.Errors.Count, "%v", doc.Errors.First)
 	return doc.Samples
 }
 
@@ -320,7 +320,7 @@ func FuzzNormalize(f *testing.F) {
 	f.Add("vllm:time_to_first_token_seconds_bucket{le=\"1\"} 2\nvllm:time_to_first_token_seconds_bucket{le=\"+Inf\"} 3\nvllm:time_to_first_token_seconds_count 3\n")
 	f.Add("nv_inference_first_response_histogram_ms_bucket{model=\"m\",le=\"100\"} 1\nnv_inference_first_response_histogram_ms_count{model=\"m\"} 1\n")
 	f.Fuzz(func(t *testing.T, text string) {
-		samples := promtext.Parse(text).Samples
+		samples := promscrape.Parse(text).Samples
 		for _, kind := range Kinds {
 			r := Normalize(kind, samples, "default")
 			if r.ErrorCount < len(r.Errors) || len(r.Errors) > MaxErrors {
