@@ -75,7 +75,7 @@ func benchNode(b *testing.B, shared bool) (*harness, pmetric.Metrics) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { _ = h.p.Shutdown(context.Background()) })
-	for !h.p.kw.Synced() {
+	for !h.p.watcher().Synced() {
 		time.Sleep(5 * time.Millisecond)
 	}
 	h.p.refresh(context.Background())

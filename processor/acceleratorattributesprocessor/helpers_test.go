@@ -26,6 +26,7 @@ import (
 	"github.com/otelcol-accel/otelcol-accel/internal/accelschema"
 	"github.com/otelcol-accel/otelcol-accel/internal/k8sclient"
 	prt "github.com/otelcol-accel/otelcol-accel/internal/podresources/podresourcestest"
+	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorattributesprocessor/internal/kube"
 	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorattributesprocessor/internal/nvmlmig"
 )
 
@@ -110,10 +111,21 @@ func (h *harness) start() {
 	}
 	require.NoError(h.t, h.p.Start(context.Background(), h.host))
 	h.t.Cleanup(func() { require.NoError(h.t, h.p.Shutdown(context.Background())) })
-	if h.p.kw != nil {
-		require.Eventually(h.t, func() bool { return h.p.kw.Synced() || len(h.p.kw.Problems()) > 0 }, 10*time.Second, 5*time.Millisecond)
+	if w := h.p.watcher(); w != nil {
+		require.Eventually(h.t, func() bool { return w.Synced() || len(w.Problems()) > 0 }, 10*time.Second, 5*time.Millisecond)
 	}
 	h.p.refresh(context.Background())
+}
+
+// watcher is the Kubernetes API source's watcher; nil when the source is off
+// or could not start.
+func (p *attributesProcessor) watcher() *kube.Watcher {
+	for _, s := range p.sources {
+		if k, ok := s.(*kubernetesSource); ok {
+			return k.w
+		}
+	}
+	return nil
 }
 
 // registryOf hands out informers over client only, so tests of several

@@ -59,7 +59,7 @@ func TestAgainstSimulator(t *testing.T) {
 			p := newAttributesProcessor(cfg, componenttest.NewNopTelemetrySettings())
 			require.NoError(t, p.Start(context.Background(), host))
 			t.Cleanup(func() { require.NoError(t, p.Shutdown(context.Background())) })
-			require.Eventually(t, p.kw.Synced, 30*time.Second, 20*time.Millisecond)
+			require.Eventually(t, p.watcher().Synced, 30*time.Second, 20*time.Millisecond)
 			p.refresh(context.Background())
 
 			// One NVML-style resource per physical GPU and MIG device the kubelet can hand out.
@@ -80,7 +80,7 @@ func TestAgainstSimulator(t *testing.T) {
 				}
 			}
 			// DRA nodes hand out devices through ResourceSlices, not the device plugin.
-			for _, sl := range p.kw.Snapshot().Slices {
+			for _, sl := range p.watcher().Snapshot().Slices {
 				for i := range sl.Spec.Devices {
 					if a, ok := sl.Spec.Devices[i].Attributes["uuid"]; ok && a.StringValue != nil && !seen[*a.StringValue] {
 						seen[*a.StringValue] = true

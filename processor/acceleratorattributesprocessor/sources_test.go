@@ -351,7 +351,7 @@ func TestNoNodeNameDegradesTheAPISource(t *testing.T) {
 	require.NoError(t, h.cfg.Validate())
 	h.kubelet.SetPods(prt.Pod("ml", "p", prt.Container("c", prt.Devices("nvidia.com/gpu", gpu0))))
 	h.start()
-	assert.Nil(t, h.p.kw, "no API watch without a node to watch")
+	assert.Nil(t, h.p.watcher(), "no API watch without a node to watch")
 
 	md := pmetric.NewMetrics()
 	addDevice(md, gpuAttrs(gpu0, 0))
