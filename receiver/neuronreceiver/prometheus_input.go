@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"time"
 
-	"go.opentelemetry.io/collector/component/componentstatus"
 	"go.uber.org/zap"
 
 	"github.com/otelcol-accel/otelcol-accel/receiver/neuronreceiver/internal/promparse"
@@ -79,7 +78,8 @@ func (s *pageScraper) scrape(ctx context.Context) {
 	if err != nil {
 		err = fmt.Errorf("neuron-monitor-prometheus at %s: %w", s.url, err)
 		s.r.log.Warn("scrape/foreign", err.Error(), zap.Int("lines", page.Lines))
-		s.r.report(componentstatus.NewRecoverableErrorEvent(err))
+		s.r.tel.ReceiverNeuronScrapesFailed.Add(ctx, 1)
+		s.r.status.Fail(s.r.source, err)
 		return
 	}
 	s.r.process(rep, now)
@@ -124,7 +124,8 @@ func (s *pageScraper) unreachable(err error) {
 	s.down = true
 	err = fmt.Errorf("neuron-monitor-prometheus at %s is not reachable: %w", s.url, err)
 	s.r.log.Warn("scrape/unreachable", fmt.Sprintf("%v: %s; retrying every %s", err, exporterHint, s.r.cfg.CollectionInterval))
-	s.r.report(componentstatus.NewRecoverableErrorEvent(err))
+	s.r.tel.ReceiverNeuronScrapesFailed.Add(context.Background(), 1)
+	s.r.status.Fail(s.r.source, err)
 }
 
 func (s *pageScraper) reachable() {

@@ -11,16 +11,16 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/component/componentstatus"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/receiverhelper"
 	"go.uber.org/zap"
 
-	"github.com/otelcol-accel/otelcol-accel/internal/ratelog"
+	"github.com/otelcol-accel/otelcol-accel/internal/componenthealth"
 	"github.com/otelcol-accel/otelcol-accel/receiver/neuronreceiver/internal/follow"
 	"github.com/otelcol-accel/otelcol-accel/receiver/neuronreceiver/internal/framing"
 	"github.com/otelcol-accel/otelcol-accel/receiver/neuronreceiver/internal/mapping"
+	"github.com/otelcol-accel/otelcol-accel/receiver/neuronreceiver/internal/metadata"
 	"github.com/otelcol-accel/otelcol-accel/receiver/neuronreceiver/internal/promreport"
 	"github.com/otelcol-accel/otelcol-accel/receiver/neuronreceiver/internal/report"
 	"github.com/otelcol-accel/otelcol-accel/receiver/neuronreceiver/internal/supervisor"
@@ -40,9 +40,13 @@ const installHint = "install aws-neuronx-tools or set command: to its full path 
 // neuronReceiver is one neuron-monitor stream, shared by the metrics and the
 // logs pipeline of one component ID.
 type neuronReceiver struct {
-	cfg    *Config
-	set    receiver.Settings
-	log    *ratelog.Logger
+	cfg *Config
+	set receiver.Settings
+	log *componenthealth.Logger
+	// status has one source, the input; its errors say which it is.
+	status *componenthealth.Problems
+	source string
+	tel    *metadata.TelemetryBuilder
 	clock  func() time.Time
 	mapper *mapping.Mapper
 	// format names the input in the receiver's own telemetry.
@@ -51,13 +55,9 @@ type neuronReceiver struct {
 	obsMetrics *receiverhelper.ObsReport
 	obsLogs    *receiverhelper.ObsReport
 
-	mu        sync.Mutex
-	metrics   consumer.Metrics
-	logs      consumer.Logs
-	host      component.Host
-	status    componentstatus.Status
-	statusErr string
-	missing   bool // the "not found" message was logged and not resolved since
+	mu      sync.Mutex
+	metrics consumer.Metrics
+	logs    consumer.Logs
 
 	// ctx lives from Start to Shutdown; a pipeline that blocks is released
 	// by Shutdown through it.
@@ -68,12 +68,16 @@ type neuronReceiver struct {
 }
 
 func newReceiver(cfg *Config, set receiver.Settings) (*neuronReceiver, error) {
-	transport, format := "pipe", "neuron_monitor_json"
+	transport, format, source := "pipe", "neuron_monitor_json", "neuron-monitor"
 	switch cfg.Input {
 	case InputFile:
-		transport = "file"
+		transport, source = "file", "neuron-monitor output file"
 	case InputPrometheus:
-		transport, format = "http", "prometheus"
+		transport, format, source = "http", "prometheus", "neuron-monitor-prometheus"
+	}
+	tel, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
+	if err != nil {
+		return nil, err
 	}
 	obsMetrics, err := receiverhelper.NewObsReport(receiverhelper.ObsReportSettings{ReceiverID: set.ID, Transport: transport, LongLivedCtx: true, ReceiverCreateSettings: set})
 	if err != nil {
@@ -86,7 +90,10 @@ func newReceiver(cfg *Config, set receiver.Settings) (*neuronReceiver, error) {
 	return &neuronReceiver{
 		cfg:    cfg,
 		set:    set,
-		log:    ratelog.New(set.Logger, logEvery),
+		log:    componenthealth.NewLogger(set.Logger, logEvery),
+		status: componenthealth.NewProblems(componenthealth.SourcesNamedInErrors()),
+		source: source,
+		tel:    tel,
 		clock:  time.Now,
 		format: format,
 		mapper: mapping.New(mapping.Settings{
@@ -115,9 +122,7 @@ func (r *neuronReceiver) setLogsConsumer(next consumer.Logs) {
 // Start begins reading reports; it does not wait for neuron-monitor, nor
 // for its exporter.
 func (r *neuronReceiver) Start(startCtx context.Context, host component.Host) error {
-	r.mu.Lock()
-	r.host = host
-	r.mu.Unlock()
+	r.status.Start(host)
 	ctx, cancel := context.WithCancel(context.Background())
 	var run func(context.Context)
 	switch r.cfg.Input {
@@ -172,6 +177,8 @@ func (r *neuronReceiver) Shutdown(ctx context.Context) error {
 	if r.tmpDir != "" {
 		err = errors.Join(err, os.RemoveAll(r.tmpDir))
 	}
+	r.status.Shutdown()
+	r.tel.Shutdown()
 	return err
 }
 
@@ -200,11 +207,13 @@ func (r *neuronReceiver) consume(name string, rd io.Reader, opts ...framing.Opti
 			return
 		}
 		if frame.Problem != nil {
+			r.tel.ReceiverNeuronScrapesFailed.Add(context.Background(), 1)
 			r.log.Warn(fmt.Sprintf("framing/%d", frame.Problem.Kind), fmt.Sprintf("%s: %s", name, frame.Problem.Error()))
 			continue
 		}
 		rep, problems, err := report.Decode(frame.Doc)
 		if err != nil {
+			r.tel.ReceiverNeuronScrapesFailed.Add(context.Background(), 1)
 			r.log.Warn("decode", fmt.Sprintf("%s: %s: %v; skipped", name, frame.Position, err))
 			continue
 		}
@@ -246,7 +255,7 @@ func (r *neuronReceiver) process(rep *report.Report, now time.Time) {
 			r.log.Error("consume/logs", "neuron receiver: the logs pipeline refused health events", zap.Int("log_records", n), zap.Error(err))
 		}
 	}
-	r.report(componentstatus.NewEvent(componentstatus.StatusOK))
+	r.status.Clear(r.source)
 }
 
 // digits makes stderr lines that differ only in numbers (pids, counters,
@@ -264,29 +273,22 @@ func (r *neuronReceiver) childStderr(run supervisor.Run, line string) {
 func (r *neuronReceiver) childEvent(ev supervisor.Event) {
 	switch ev.Kind {
 	case supervisor.Started:
-		r.mu.Lock()
-		r.missing = false
-		r.mu.Unlock()
 		r.set.Logger.Info("neuron-monitor started", zap.Int("pid", ev.Run.PID), zap.Int("start", ev.Run.Number), zap.String("command", r.cfg.Command))
 	case supervisor.NotFound:
 		err := fmt.Errorf("%w: %s", ev.Err, installHint)
-		r.mu.Lock()
-		first := !r.missing
-		r.missing = true
-		r.mu.Unlock()
-		if first {
+		if r.status.Fail(r.source, err) {
 			// One message, not one per retry; the status keeps saying it.
 			r.set.Logger.Error(err.Error(), zap.Duration("retry_in", ev.RestartIn))
 		}
-		r.report(componentstatus.NewRecoverableErrorEvent(err))
 	case supervisor.StartFailed:
 		err := fmt.Errorf("cannot start %s: %w", r.cfg.Command, ev.Err)
 		r.log.Error("start", err.Error(), zap.Duration("retry_in", ev.RestartIn))
-		r.report(componentstatus.NewRecoverableErrorEvent(err))
+		r.status.Fail(r.source, err)
 	case supervisor.Exited:
 		err := fmt.Errorf("neuron-monitor (%s) exited after %s: %w", ev.Run, ev.Uptime.Round(time.Millisecond), ev.Err)
+		r.tel.ReceiverNeuronMonitorRestarts.Add(context.Background(), 1)
 		r.log.Warn("exit", err.Error()+"; restarting", zap.Duration("restart_in", ev.RestartIn))
-		r.report(componentstatus.NewRecoverableErrorEvent(err))
+		r.status.Fail(r.source, err)
 	}
 }
 
@@ -298,31 +300,12 @@ func (r *neuronReceiver) fileEvent(ev follow.Event) {
 	case follow.Missing:
 		err := fmt.Errorf("%s does not exist yet: waiting for neuron-monitor's output to appear there", ev.Path)
 		r.log.Warn("file/missing", err.Error())
-		r.report(componentstatus.NewRecoverableErrorEvent(err))
+		r.status.Fail(r.source, err)
 	case follow.Failed:
 		err := fmt.Errorf("cannot read neuron-monitor's output: %w", ev.Err)
 		r.log.Error("file/failed", err.Error())
-		r.report(componentstatus.NewRecoverableErrorEvent(err))
+		r.status.Fail(r.source, err)
 	case follow.Rotated:
 		r.set.Logger.Info("neuron-monitor output was rotated or truncated; reading the new file from its start", zap.String("path", ev.Path))
 	}
-}
-
-// report passes a status change to the host, once per change: a report
-// every period must not become a status event every period, nor a retry
-// every backoff interval.
-func (r *neuronReceiver) report(ev *componentstatus.Event) {
-	msg := ""
-	if ev.Err() != nil {
-		msg = ev.Err().Error()
-	}
-	r.mu.Lock()
-	host := r.host
-	same := ev.Status() == r.status && msg == r.statusErr
-	r.status, r.statusErr = ev.Status(), msg
-	r.mu.Unlock()
-	if same || host == nil {
-		return
-	}
-	componentstatus.ReportStatus(host, ev)
 }

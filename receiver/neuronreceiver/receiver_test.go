@@ -71,11 +71,14 @@ type harness struct {
 	stop    func()
 }
 
-func newHarness(t *testing.T, cfg *Config) *harness {
+func newHarness(t *testing.T, cfg *Config, opts ...func(*receiver.Settings)) *harness {
 	core, logs := observer.New(zapcore.InfoLevel)
 	set := receivertest.NewNopSettings(metadata.Type)
 	set.Logger = zap.New(core)
 	set.ID = component.MustNewIDWithName(metadata.Type.String(), t.Name())
+	for _, o := range opts {
+		o(&set)
+	}
 	h := &harness{t: t, cfg: cfg, set: set, logs: logs, metrics: new(consumertest.MetricsSink), events: new(consumertest.LogsSink), host: &statusHost{Host: componenttestHost{}}}
 	f := NewFactory()
 	mr, err := f.CreateMetrics(context.Background(), set, cfg, h.metrics)
