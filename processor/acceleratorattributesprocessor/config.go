@@ -99,7 +99,8 @@ const (
 )
 
 // Validate rejects configurations the processor cannot run with, with a
-// message that says what to change.
+// message that says what to change. It checks their shape only and reads no
+// file: Start reads the mapping file.
 func (c *Config) Validate() error {
 	var errs []error
 	if c.RefreshInterval < time.Second {
@@ -136,8 +137,9 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("static.reload_interval %s is negative", c.Static.ReloadInterval))
 	}
 	if c.Static.File != "" {
-		// A malformed mapping fails the collector's start with file:line.
-		if _, err := static.Load(c.Static.File); err != nil {
+		// Only the name: the file is read at Start, which fails on a
+		// malformed mapping with file:line.
+		if err := static.CheckName(c.Static.File); err != nil {
 			errs = append(errs, fmt.Errorf("static.file: %w", err))
 		}
 	}

@@ -1,6 +1,7 @@
 package acceleratorattributesprocessor
 
 import (
+	"context"
 	"path/filepath"
 	"testing"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 
@@ -66,9 +68,9 @@ func TestLoadConfig(t *testing.T) {
 
 func TestInvalidConfigsSayWhatToChange(t *testing.T) {
 	tests := map[string][]string{
-		"bad_auth":   {`auth_type "token" is not one of serviceAccount, kubeConfig, none or tls`},
-		"nothing":    {"no source is enabled"},
-		"bad_static": {"static.file: testdata/broken_mapping.yaml:5: unknown key \"tema\""},
+		"bad_auth":        {`auth_type "token" is not one of serviceAccount, kubeConfig, none or tls`},
+		"nothing":         {"no source is enabled"},
+		"bad_static_name": {`static.file: testdata/mapping.txt: unknown mapping file type ".txt": use .yaml, .yml or .csv`},
 		"bad_misc": {"refresh_interval 100ms is below 1s", `proc_root "proc" must be an absolute path`, `mig_lookup "dcgm"`,
 			"pod_labels has an empty key", "ecs.docker_socket is empty", "static.reload_interval -1s is negative",
 			`placeholder_namespaces: "" is not a namespace name`, `placeholder_namespaces: "Runai_Reservation" is not a namespace name`},
@@ -82,4 +84,15 @@ func TestInvalidConfigsSayWhatToChange(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Validate reads no file; Start reads the mapping and fails on a malformed
+// one with its file and line.
+func TestBadMappingFileFailsStart(t *testing.T) {
+	cfg, err := loadConfig(t, "bad_static")
+	require.NoError(t, err)
+	p := newAttributesProcessor(cfg, componenttest.NewNopTelemetrySettings())
+	require.ErrorContains(t, p.Start(context.Background(), componenttest.NewNopHost()),
+		"static.file: testdata/broken_mapping.yaml:5: unknown key \"tema\"")
+	require.NoError(t, p.Shutdown(context.Background()))
 }

@@ -53,20 +53,29 @@ const maxFileSize = 16 << 20
 
 var columns = []string{"device", "job_id", "team", "workload_name", "workload_type", "share", "host"}
 
+// CheckName says whether path names a mapping file by its extension, without
+// reading it (configuration validation).
+func CheckName(path string) error {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".yaml", ".yml", ".csv":
+		return nil
+	}
+	return fmt.Errorf("%s: unknown mapping file type %q: use .yaml, .yml or .csv", path, filepath.Ext(path))
+}
+
 // Load reads and checks a mapping file.
 func Load(path string) ([]Row, error) {
+	if err := CheckName(path); err != nil {
+		return nil, err
+	}
 	data, err := readBounded(path)
 	if err != nil {
 		return nil, err
 	}
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".yaml", ".yml":
-		return parseYAML(path, data)
-	case ".csv":
+	if strings.ToLower(filepath.Ext(path)) == ".csv" {
 		return parseCSV(path, data)
-	default:
-		return nil, fmt.Errorf("%s: unknown mapping file type %q: use .yaml, .yml or .csv", path, filepath.Ext(path))
 	}
+	return parseYAML(path, data)
 }
 
 func readBounded(path string) ([]byte, error) {
