@@ -22,6 +22,7 @@ var (
 	ErrTrailing        = errors.New("unexpected text after the value and timestamp")
 	ErrLineTooLong     = errors.New("line is too long")
 	errUnterminatedKey = errors.New(`quoted name is not closed with '"'`)
+	errAbsent          = errors.New("the value is one of the absent words")
 )
 
 // LineError is a line that was skipped: where, why, and what it said.

@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -35,8 +36,9 @@ func readPage(tb testing.TB, name string) string {
 
 // FuzzParse: no input makes the parser panic or loop; Parse and Reader
 // read every page alike (samples, families, errors and their positions);
-// every line is a sample, an error, or neither, never both; and a page
-// expfmt's TextParser reads whole is read without errors.
+// every line is a sample, an error, or neither, never both; and a
+// well-formed page that expfmt's TextParser reads whole is read without
+// errors (expfmt also takes some junk, like `{A""}0`, which is skipped here).
 func FuzzParse(f *testing.F) {
 	for _, name := range seedPages {
 		page := readPage(f, name)
@@ -80,13 +82,34 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 		sameAsReader(t, text, pg)
+		if abs := (ParseOptions{AbsentValues: []string{"None"}}).Parse(text); len(abs.Samples) != len(pg.Samples) || abs.Errors.Count+abs.Absent != pg.Errors.Count {
+			t.Fatalf("with None absent: %d samples, %d errors, %d absent; without: %d, %d", len(abs.Samples), abs.Errors.Count, abs.Absent, len(pg.Samples), pg.Errors.Count)
+		}
 		exactAsParseFloat(t, text)
 
+		if !wellFormed(text) {
+			return
+		}
 		parser := expfmt.NewTextParser(model.UTF8Validation)
 		if _, err := parser.TextToMetricFamilies(strings.NewReader(text)); err == nil && pg.Errors.Count > 0 {
 			t.Fatalf("expfmt reads the page whole, Parse skipped %v", pg.Errors.First)
 		}
 	})
+}
+
+// wellFormedLine is a comment, a blank line, or a sample line as the format
+// writes it: name, label set, value, timestamp, blanks between.
+var wellFormedLine = regexp.MustCompile(`^[ \t]*(#.*|[a-zA-Z_:][a-zA-Z0-9_:]*` +
+	`(\{[ \t]*([a-zA-Z_][a-zA-Z0-9_]*[ \t]*=[ \t]*"([^"\\]|\\.)*"[ \t]*(,[ \t]*|\}))*\}?[ \t]*|[ \t]+)` +
+	`[^ \t]+([ \t]+[^ \t]+)?[ \t]*)?$`)
+
+func wellFormed(text string) bool {
+	for line := range strings.Lines(text) {
+		if !wellFormedLine.MatchString(strings.TrimSuffix(line, "\n")) {
+			return false
+		}
+	}
+	return true
 }
 
 // sameAsReader checks that streaming the page gives what Parse gave.

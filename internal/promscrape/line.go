@@ -2,6 +2,7 @@ package promscrape
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 )
 
@@ -15,6 +16,8 @@ type lineParser[T Text] struct {
 	// scratch holds the label values of the current line that had
 	// escapes: the Reader empties it before each line.
 	scratch []byte
+	// absent are the values that mean "no value" (ParseOptions).
+	absent []string
 }
 
 // lineKind is what a line turned out to be.
@@ -26,6 +29,7 @@ const (
 	lineHelp                    // name and help were set
 	lineType                    // name and typ were set, and the family declared
 	lineInvalid                 // col and err say why
+	lineAbsent                  // a sample whose value is one of the absent words
 )
 
 // lineResult describes a line that is not a sample.
@@ -52,6 +56,10 @@ func (p *lineParser[T]) parse(line T, s *Sample[T], res *lineResult[T]) lineKind
 	}
 	start := len(p.labels)
 	col, err := p.sample(line, i, s)
+	if errors.Is(err, errAbsent) {
+		p.labels = p.labels[:start]
+		return lineAbsent
+	}
 	if err != nil {
 		p.labels = p.labels[:start]
 		res.col, res.err = col, err
@@ -71,11 +79,10 @@ func (p *lineParser[T]) sample(line T, i int, s *Sample[T]) (int, error) {
 		if n == i {
 			return i, ErrNoName
 		}
+		// What follows the name is read as the value even without a
+		// blank before it ("a+1"), as expfmt reads it.
 		s.Name = line[i:n]
 		i = skipBlank(line, n)
-		if i == n && i < len(line) && line[i] != '{' {
-			return i, ErrNoValue
-		}
 	}
 	if i < len(line) && line[i] == '{' {
 		open := i
@@ -94,6 +101,11 @@ func (p *lineParser[T]) sample(line T, i int, s *Sample[T]) (int, error) {
 	end := tokenEnd(line, j)
 	v, ok := parseValue(line[j:end])
 	if !ok {
+		for _, word := range p.absent {
+			if string(line[j:end]) == word {
+				return j, errAbsent
+			}
+		}
 		return j, ErrValue
 	}
 	s.Value = v

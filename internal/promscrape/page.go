@@ -12,20 +12,34 @@ type Page struct {
 	Errors Errors
 	// Lines is the number of lines in the page.
 	Lines int
+	// Absent counts the samples left out for a value of
+	// ParseOptions.AbsentValues.
+	Absent int
 }
 
 // MaxErrors is how many line errors a Page keeps.
 const MaxErrors = 16
 
+// ParseOptions change what Parse takes for a sample.
+type ParseOptions struct {
+	// AbsentValues are words an exporter writes where a sample has no
+	// value (prometheus_client prints Python's None): such lines are left
+	// out without an error, and counted in Page.Absent.
+	AbsentValues []string
+}
+
 // Parse reads a whole page. It never fails: a line it cannot read is
 // recorded in Errors and skipped, and the rest is kept.
-func Parse(text string) Page {
+func Parse(text string) Page { return ParseOptions{}.Parse(text) }
+
+// Parse reads a whole page as the options say.
+func (o ParseOptions) Parse(text string) Page {
 	// Sized from cheap upper bounds so that neither array grows.
 	pg := Page{
 		Samples: make([]Sample[string], 0, strings.Count(text, "\n")+1),
 		Errors:  Errors{Max: MaxErrors},
 	}
-	p := lineParser[string]{labels: make([]Label[string], 0, strings.Count(text, "="))}
+	p := lineParser[string]{labels: make([]Label[string], 0, strings.Count(text, "=")), absent: o.AbsentValues}
 	var (
 		s   Sample[string]
 		res lineResult[string]
@@ -43,6 +57,8 @@ func Parse(text string) Page {
 		case lineSample:
 			s.Line = pg.Lines
 			pg.Samples = append(pg.Samples, s)
+		case lineAbsent:
+			pg.Absent++
 		case lineInvalid:
 			le := LineError{Line: pg.Lines, Column: res.col + 1, Err: res.err}
 			if !pg.Errors.Full() {

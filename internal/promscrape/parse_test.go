@@ -27,10 +27,11 @@ spaced { a = "1" , b="2", } -Inf
 om_counter_total{a="b"} 3 # {trace_id="abc"} 1.0 1700000000.1
 om_seconds 4 1700000000.250
 closed{a="b"}5
+no_blank-1
 windows_line 7` + "\r\n")
 	require.Zero(t, pg.Errors.Count, "%v", pg.Errors.First)
-	require.Len(t, pg.Samples, 13)
-	assert.Equal(t, 16, pg.Lines)
+	require.Len(t, pg.Samples, 14)
+	assert.Equal(t, 17, pg.Lines)
 
 	s := pg.Samples[0]
 	assert.Equal(t, "vllm:num_requests_running", s.Name)
@@ -71,8 +72,10 @@ windows_line 7` + "\r\n")
 	assert.Equal(t, 3.0, pg.Samples[8].Value, "exemplar ignored")
 	assert.Equal(t, int64(1700000000250), pg.Samples[9].Timestamp, "OpenMetrics seconds")
 	assert.Equal(t, 5.0, pg.Samples[10].Value, "no blank needed after '}'")
-	assert.Equal(t, "windows_line", pg.Samples[11].Name)
-	assert.Equal(t, 7.0, pg.Samples[11].Value)
+	assert.Equal(t, "no_blank", pg.Samples[11].Name, "a signed value right after the name, as expfmt reads it")
+	assert.Equal(t, -1.0, pg.Samples[11].Value)
+	assert.Equal(t, "windows_line", pg.Samples[12].Name)
+	assert.Equal(t, 7.0, pg.Samples[12].Value)
 }
 
 func TestBadLinesAreSkippedWithTheirPosition(t *testing.T) {
@@ -84,7 +87,7 @@ func TestBadLinesAreSkippedWithTheirPosition(t *testing.T) {
 		{`9starts_with_digit 1`, ErrNoName, 1},
 		{`no_value`, ErrNoValue, 9},
 		{`no_value{a="b"}`, ErrNoValue, 16},
-		{`bad-name 1`, ErrNoValue, 4},
+		{`bad-name 1`, ErrValue, 4},
 		{`bad_value{a="b"} fourteen`, ErrValue, 18},
 		{`DCGM_FI_DEV_MEMORY_TEMP{gpu="1", uuid="GPU-2"} ERROR - FAILED TO CONVERT TO STRING`, ErrValue, 48},
 		{`too_big 1e400`, ErrValue, 9},
@@ -381,4 +384,27 @@ func TestReaderLineErrorForTheCallersReason(t *testing.T) {
 	e := r.LineError(unusable)
 	assert.Equal(t, LineError{Line: 2, Err: unusable, Text: `b{x="y"} 2`}, e)
 	assert.Equal(t, `line 2: no uuid: "b{x=\"y\"} 2"`, e.Error())
+}
+
+// prometheus_client prints a missing value as Python's None: with None
+// among the absent values such a line is no error.
+func TestAbsentValues(t *testing.T) {
+	page := "a{x=\"1\"} None\nb None 123\nc 1\nd none\n"
+	pg := ParseOptions{AbsentValues: []string{"None"}}.Parse(page)
+	assert.Equal(t, 2, pg.Absent)
+	require.Len(t, pg.Samples, 1)
+	assert.Equal(t, "c", pg.Samples[0].Name)
+	assert.Empty(t, pg.Samples[0].Labels)
+	require.Equal(t, 1, pg.Errors.Count, "only the word as written")
+	assert.ErrorIs(t, pg.Errors.First[0], ErrValue)
+	assert.Equal(t, 3, Parse(page).Errors.Count, "without the option they are errors")
+
+	r := NewReader(strings.NewReader(page))
+	r.AbsentValues = []string{"None"}
+	var got []Entry
+	for en := r.Next(); en != EntryEnd; en = r.Next() {
+		got = append(got, en)
+	}
+	assert.Equal(t, []Entry{EntrySample, EntryInvalid}, got)
+	assert.Equal(t, 2, r.Absent())
 }

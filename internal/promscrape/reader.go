@@ -38,6 +38,9 @@ type Reader struct {
 	// MaxLineBytes bounds a line (default DefaultMaxLineBytes); a longer
 	// one is EntryInvalid with ErrLineTooLong.
 	MaxLineBytes int
+	// AbsentValues are as in ParseOptions: samples with such a value are
+	// passed over and counted by Absent.
+	AbsentValues []string
 
 	br     *bufio.Reader
 	p      lineParser[[]byte]
@@ -46,6 +49,7 @@ type Reader struct {
 	raw    []byte
 	long   []byte
 	lineNo int
+	absent int
 	err    error
 	done   bool
 }
@@ -61,7 +65,7 @@ func NewReader(src io.Reader) *Reader {
 func (r *Reader) Reset(src io.Reader) {
 	r.br.Reset(src)
 	r.p.families.reset()
-	r.raw, r.lineNo, r.err, r.done = nil, 0, nil, false
+	r.raw, r.lineNo, r.absent, r.err, r.done = nil, 0, 0, nil, false
 }
 
 // Next reads up to the next sample, HELP, TYPE or unreadable line; blank
@@ -77,7 +81,7 @@ func (r *Reader) Next() Entry {
 			r.res = lineResult[[]byte]{err: fmt.Errorf("%w (more than %d bytes)", ErrLineTooLong, r.maxLine())}
 			return EntryInvalid
 		}
-		r.p.labels, r.p.scratch = r.p.labels[:0], r.p.scratch[:0]
+		r.p.labels, r.p.scratch, r.p.absent = r.p.labels[:0], r.p.scratch[:0], r.AbsentValues
 		switch r.p.parse(raw, &r.sample, &r.res) {
 		case lineSample:
 			r.sample.Line = r.lineNo
@@ -88,6 +92,8 @@ func (r *Reader) Next() Entry {
 			return EntryType
 		case lineInvalid:
 			return EntryInvalid
+		case lineAbsent:
+			r.absent++
 		}
 	}
 }
@@ -169,6 +175,9 @@ func (r *Reader) Raw() []byte { return r.raw }
 // Line is the current line's number, from 1; after EntryEnd, the number of
 // lines read.
 func (r *Reader) Line() int { return r.lineNo }
+
+// Absent counts the samples passed over for a value of AbsentValues.
+func (r *Reader) Absent() int { return r.absent }
 
 // Err is why the page ended early (a body cut short, one too large), nil
 // when it was read to its end.
