@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -99,11 +100,14 @@ type harness struct {
 
 // start builds the receiver through its factory with both pipelines, as
 // the collector would, and starts it.
-func start(t testing.TB, cfg *Config, w outside) *harness {
+func start(t testing.TB, cfg *Config, w outside, opts ...func(*receiver.Settings)) *harness {
 	t.Helper()
 	core, logged := observer.New(zapcore.DebugLevel)
 	set := receivertest.NewNopSettings(metadata.Type)
 	set.Logger = zap.New(core)
+	for _, o := range opts {
+		o(&set)
+	}
 	f := newFactory(w)
 	h := &harness{metrics: new(consumertest.MetricsSink), logs: new(consumertest.LogsSink), host: newStatusHost(), logged: logged}
 	mr, err := f.CreateMetrics(context.Background(), set, cfg, h.metrics)

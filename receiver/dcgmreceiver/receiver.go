@@ -8,15 +8,17 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/component/componentstatus"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/collector/receiver/receiverhelper"
 	"go.opentelemetry.io/collector/scraper"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
+	"github.com/otelcol-accel/otelcol-accel/internal/componenthealth"
 	"github.com/otelcol-accel/otelcol-accel/internal/xid"
 	"github.com/otelcol-accel/otelcol-accel/receiver/dcgmreceiver/internal/exportersource"
 	"github.com/otelcol-accel/otelcol-accel/receiver/dcgmreceiver/internal/health"
@@ -24,7 +26,6 @@ import (
 	"github.com/otelcol-accel/otelcol-accel/receiver/dcgmreceiver/internal/model"
 	"github.com/otelcol-accel/otelcol-accel/receiver/dcgmreceiver/internal/mps"
 	"github.com/otelcol-accel/otelcol-accel/receiver/dcgmreceiver/internal/nvmlsource"
-	"github.com/otelcol-accel/otelcol-accel/receiver/dcgmreceiver/internal/ratelimit"
 )
 
 // warningPeriod spaces out repeated warnings about the same thing.
@@ -52,13 +53,14 @@ type dcgmReceiver struct {
 	emitter    *emitter
 	controller receiver.Metrics
 	obsLogs    *receiverhelper.ObsReport
-	warn       *ratelimit.Limiter
+	warn       *componenthealth.Logger
+	// status has one source, NVML or dcgm-exporter; their errors name it.
+	status *componenthealth.Problems
+	tel    *metadata.TelemetryBuilder
 
 	mu      sync.Mutex
 	metrics consumer.Metrics
 	logs    consumer.Logs
-	host    component.Host
-	status  string // last reported status error ("" = OK)
 	started bool
 }
 
@@ -70,7 +72,12 @@ func newReceiver(set receiver.Settings, cfg *Config, w outside) (*dcgmReceiver, 
 	r := &dcgmReceiver{
 		cfg: cfg, set: set, world: w, logger: set.Logger,
 		health: health.New(cfg.Health.XIDHold, 10*time.Minute+10*cfg.CollectionInterval),
-		warn:   ratelimit.New(warningPeriod).WithClock(w.now),
+		warn:   componenthealth.NewLogger(set.Logger, warningPeriod),
+		status: componenthealth.NewProblems(componenthealth.SourcesNamedInErrors()),
+	}
+	r.warn.SetClock(w.now)
+	if r.tel, err = metadata.NewTelemetryBuilder(set.TelemetrySettings); err != nil {
+		return nil, err
 	}
 	r.hostName = nodeName(w)
 	switch cfg.Source {
@@ -81,7 +88,8 @@ func newReceiver(set receiver.Settings, cfg *Config, w outside) (*dcgmReceiver, 
 				Filter: filter, ViolationUnit: cfg.ViolationUnit, PerPodUsage: cfg.PerPodUsage, HostName: r.hostName,
 			},
 			Telemetry:     set.TelemetrySettings,
-			ReportStatus:  r.reportStatus,
+			ReportStatus:  r.status.Reporter(SourceDCGMExporter),
+			ScrapeFailed:  r.scrapeFailed(metadata.AttributeSourceDcgmExporter),
 			BackoffStart:  cfg.CollectionInterval,
 			BackoffMax:    max(time.Minute, cfg.CollectionInterval),
 			WarningPeriod: warningPeriod,
@@ -94,7 +102,8 @@ func newReceiver(set receiver.Settings, cfg *Config, w outside) (*dcgmReceiver, 
 			HostName:      r.hostName,
 			Want:          wanted(cfg.Metrics),
 			Logger:        set.Logger,
-			ReportStatus:  r.reportStatus,
+			ReportStatus:  r.status.Reporter(SourceNVML),
+			ScrapeFailed:  r.scrapeFailed(metadata.AttributeSourceNvml),
 			OnEvent:       r.onEvent,
 			RetryStart:    w.retryStart,
 			RetryMax:      time.Minute,
@@ -172,9 +181,7 @@ func (r *dcgmReceiver) setLogs(next consumer.Logs) {
 // Start never fails because the GPU library or the exporter is missing:
 // those are reported as a recoverable status and retried.
 func (r *dcgmReceiver) Start(ctx context.Context, host component.Host) error {
-	r.mu.Lock()
-	r.host = host
-	r.mu.Unlock()
+	r.status.Start(host)
 	if err := r.src.Start(ctx, host); err != nil {
 		return err
 	}
@@ -196,30 +203,17 @@ func (r *dcgmReceiver) Shutdown(ctx context.Context) error {
 	if !started {
 		return nil
 	}
-	return errors.Join(r.controller.Shutdown(ctx), r.src.Shutdown(ctx))
+	err := errors.Join(r.controller.Shutdown(ctx), r.src.Shutdown(ctx))
+	r.status.Shutdown()
+	r.tel.Shutdown()
+	return err
 }
 
-// reportStatus passes a source's availability to the collector's status
-// reporting, once per change.
-func (r *dcgmReceiver) reportStatus(err error) {
-	r.mu.Lock()
-	msg := ""
-	if err != nil {
-		msg = err.Error()
-	}
-	if msg == r.status || r.host == nil {
-		r.status = msg
-		r.mu.Unlock()
-		return
-	}
-	r.status = msg
-	host := r.host
-	r.mu.Unlock()
-	if err != nil {
-		componentstatus.ReportStatus(host, componentstatus.NewRecoverableErrorEvent(err))
-		return
-	}
-	componentstatus.ReportStatus(host, componentstatus.NewEvent(componentstatus.StatusOK))
+// scrapeFailed counts a scrape that gave no data because source is
+// unavailable.
+func (r *dcgmReceiver) scrapeFailed(source metadata.AttributeSource) func(context.Context) {
+	attrs := metric.WithAttributes(attribute.String("source", source.String()))
+	return func(ctx context.Context) { r.tel.ReceiverDcgmScrapesFailed.Add(ctx, 1, attrs) }
 }
 
 // scrape reads the source once, updates device health, checks the MPS
@@ -249,15 +243,10 @@ func (r *dcgmReceiver) logMPS(st mps.Status) {
 	case st.Err == nil:
 		r.warn.Reset("mps")
 	case errors.Is(st.Err, mps.ErrNoClient) && !st.Checked:
-		if ok, _ := r.warn.Allow("mps-client"); ok {
-			s := r.mps.Settings()
-			r.logger.Warn("an MPS pipe directory exists but the MPS control client cannot be run, so the MPS daemon is not monitored: mount it and set mps.control_command, or set mps.enabled: false",
-				zap.String("pipe_directory", s.PipeDirectory), zap.Error(st.Err))
-		}
+		r.warn.Warn("mps-client", "an MPS pipe directory exists but the MPS control client cannot be run, so the MPS daemon is not monitored: mount it and set mps.control_command, or set mps.enabled: false",
+			zap.String("pipe_directory", r.mps.Settings().PipeDirectory), zap.Error(st.Err))
 	default:
-		if ok, held := r.warn.Allow("mps"); ok {
-			r.logger.Warn("MPS control daemon does not answer", zap.Error(st.Err), zap.Int("repeats_suppressed", held))
-		}
+		r.warn.Warn("mps", "MPS control daemon does not answer", zap.Error(st.Err))
 	}
 }
 

@@ -21,17 +21,20 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otelcol-accel/otelcol-accel/internal/backoff"
+	"github.com/otelcol-accel/otelcol-accel/internal/componenthealth"
 	"github.com/otelcol-accel/otelcol-accel/internal/promscrape"
 	"github.com/otelcol-accel/otelcol-accel/receiver/dcgmreceiver/internal/model"
-	"github.com/otelcol-accel/otelcol-accel/receiver/dcgmreceiver/internal/ratelimit"
 )
 
 // Settings configure the source.
 type Settings struct {
-	Client        confighttp.ClientConfig
-	Decoder       Decoder
-	Telemetry     component.TelemetrySettings
-	ReportStatus  func(error)
+	Client       confighttp.ClientConfig
+	Decoder      Decoder
+	Telemetry    component.TelemetrySettings
+	ReportStatus func(error)
+	// ScrapeFailed is called for each scrape while the exporter is not
+	// reachable, the ones the backoff skips included.
+	ScrapeFailed  func(context.Context)
 	BackoffStart  time.Duration
 	BackoffMax    time.Duration
 	WarningPeriod time.Duration
@@ -45,7 +48,7 @@ type Source struct {
 	logger   *zap.Logger
 	client   *promscrape.Client
 	backoff  *backoff.Backoff
-	warn     *ratelimit.Limiter
+	warn     *componenthealth.Logger
 	down     bool
 }
 
@@ -57,12 +60,17 @@ func New(set Settings) *Source {
 	if set.ReportStatus == nil {
 		set.ReportStatus = func(error) {}
 	}
+	if set.ScrapeFailed == nil {
+		set.ScrapeFailed = func(context.Context) {}
+	}
+	warn := componenthealth.NewLogger(set.Telemetry.Logger, set.WarningPeriod)
+	warn.SetClock(set.Now)
 	return &Source{
 		set:      set,
 		endpoint: MetricsURL(set.Client.Endpoint),
 		logger:   set.Telemetry.Logger,
 		backoff:  backoff.New(set.BackoffStart, set.BackoffMax),
-		warn:     ratelimit.New(set.WarningPeriod).WithClock(set.Now),
+		warn:     warn,
 	}
 }
 
@@ -105,12 +113,21 @@ func (s *Source) Shutdown(context.Context) error {
 func (s *Source) Scrape(ctx context.Context) *model.Snapshot {
 	now := s.set.Now()
 	snap := &model.Snapshot{Time: now}
-	if s.client == nil || !s.backoff.Ready(now) {
+	if s.client == nil {
+		return snap
+	}
+	if !s.backoff.Ready(now) {
+		if s.down {
+			s.set.ScrapeFailed(ctx)
+		}
 		return snap
 	}
 	res, err := s.fetch(ctx)
 	if err != nil {
 		s.unreachable(err)
+		if !errors.Is(err, context.Canceled) {
+			s.set.ScrapeFailed(ctx)
+		}
 		return snap
 	}
 	s.reachable()
@@ -156,27 +173,20 @@ func (s *Source) reachable() {
 
 func (s *Source) report(res Result) {
 	if res.Lines > 0 && res.DCGMLines == 0 {
-		if ok, held := s.warn.Allow("no-dcgm"); ok {
-			s.logger.Warn("response has no DCGM_FI_* samples: is endpoint a dcgm-exporter /metrics?",
-				zap.String("endpoint", s.endpoint), zap.Int("lines", res.Lines), zap.Int("repeats_suppressed", held))
-		}
+		s.warn.Warn("no-dcgm", "response has no DCGM_FI_* samples: is endpoint a dcgm-exporter /metrics?",
+			zap.String("endpoint", s.endpoint), zap.Int("lines", res.Lines))
 	}
 	if res.Skipped > 0 {
-		if ok, held := s.warn.Allow("lines"); ok {
-			details := make([]string, len(res.LineErrors))
-			for i, e := range res.LineErrors {
-				details[i] = e.Error()
-			}
-			s.logger.Warn("skipped dcgm-exporter lines that could not be used; the rest of the scrape is kept",
-				zap.String("endpoint", s.endpoint), zap.Int("skipped", res.Skipped), zap.Int("lines", res.Lines),
-				zap.Strings("first_errors", details), zap.Int("repeats_suppressed", held))
+		details := make([]string, len(res.LineErrors))
+		for i, e := range res.LineErrors {
+			details[i] = e.Error()
 		}
+		s.warn.Warn("lines", "skipped dcgm-exporter lines that could not be used; the rest of the scrape is kept",
+			zap.String("endpoint", s.endpoint), zap.Int("skipped", res.Skipped), zap.Int("lines", res.Lines),
+			zap.Strings("first_errors", details))
 	}
 	if res.ReadErr != nil {
-		if ok, held := s.warn.Allow("truncated"); ok {
-			s.logger.Warn("dcgm-exporter response ended early; the samples read before the cut are kept",
-				zap.String("endpoint", s.endpoint), zap.Error(res.ReadErr), zap.Int("samples_kept", len(res.Samples)),
-				zap.Int("repeats_suppressed", held))
-		}
+		s.warn.Warn("truncated", "dcgm-exporter response ended early; the samples read before the cut are kept",
+			zap.String("endpoint", s.endpoint), zap.Error(res.ReadErr), zap.Int("samples_kept", len(res.Samples)))
 	}
 }

@@ -344,6 +344,32 @@ var MapAttributeHwState = map[string]AttributeHwState{
 	"predicted_failure": AttributeHwStatePredictedFailure,
 }
 
+// AttributeSource specifies the value source attribute.
+type AttributeSource int
+
+const (
+	_ AttributeSource = iota
+	AttributeSourceNvml
+	AttributeSourceDcgmExporter
+)
+
+// String returns the string representation of the AttributeSource.
+func (av AttributeSource) String() string {
+	switch av {
+	case AttributeSourceNvml:
+		return "nvml"
+	case AttributeSourceDcgmExporter:
+		return "dcgm_exporter"
+	}
+	return ""
+}
+
+// MapAttributeSource is a helper map of string to AttributeSource attribute value.
+var MapAttributeSource = map[string]AttributeSource{
+	"nvml":          AttributeSourceNvml,
+	"dcgm_exporter": AttributeSourceDcgmExporter,
+}
+
 var MetricsInfo = metricsInfo{
 	AcceleratorClockFrequency: metricInfo{
 		Name:       "accelerator.clock.frequency",

@@ -21,8 +21,8 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otelcol-accel/otelcol-accel/internal/backoff"
+	"github.com/otelcol-accel/otelcol-accel/internal/componenthealth"
 	"github.com/otelcol-accel/otelcol-accel/receiver/dcgmreceiver/internal/model"
-	"github.com/otelcol-accel/otelcol-accel/receiver/dcgmreceiver/internal/ratelimit"
 )
 
 // LibraryNotFoundMessage is logged once when libnvidia-ml cannot be loaded.
@@ -45,6 +45,8 @@ type Settings struct {
 	Logger   *zap.Logger
 	// ReportStatus receives nil when NVML is usable and the reason when not.
 	ReportStatus func(error)
+	// ScrapeFailed is called for each scrape while NVML is not open.
+	ScrapeFailed func(context.Context)
 	// OnEvent receives XIDs and other driver events as they happen.
 	OnEvent func(model.Event)
 	// RetryStart and RetryMax space out attempts to open NVML.
@@ -61,7 +63,7 @@ type Source struct {
 	set    Settings
 	lib    nvml.Interface
 	logger *zap.Logger
-	warn   *ratelimit.Limiter
+	warn   *componenthealth.Logger
 
 	mu       sync.Mutex
 	ready    bool
@@ -89,6 +91,9 @@ func New(set Settings) *Source {
 	if set.ReportStatus == nil {
 		set.ReportStatus = func(error) {}
 	}
+	if set.ScrapeFailed == nil {
+		set.ScrapeFailed = func(context.Context) {}
+	}
 	if set.OnEvent == nil {
 		set.OnEvent = func(model.Event) {}
 	}
@@ -98,10 +103,12 @@ func New(set Settings) *Source {
 	if set.Logger == nil {
 		set.Logger = zap.NewNop()
 	}
+	warn := componenthealth.NewLogger(set.Logger, set.WarningPeriod)
+	warn.SetClock(set.Now)
 	return &Source{
 		set:    set,
 		logger: set.Logger,
-		warn:   ratelimit.New(set.WarningPeriod).WithClock(set.Now),
+		warn:   warn,
 		retry:  backoff.New(set.RetryStart, set.RetryMax),
 		stop:   make(chan struct{}),
 	}
@@ -224,11 +231,12 @@ func (s *Source) initFailedErr(err error) {
 
 // Scrape reads every selected GPU and MIG instance once. Before NVML is open
 // the snapshot is empty.
-func (s *Source) Scrape(context.Context) *model.Snapshot {
+func (s *Source) Scrape(ctx context.Context) *model.Snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	snap := &model.Snapshot{Time: s.set.Now()}
 	if !s.ready {
+		s.set.ScrapeFailed(ctx)
 		return snap
 	}
 	if n, ret := s.lib.DeviceGetCount(); ret == nvml.SUCCESS && n != len(s.gpus) {
@@ -245,7 +253,5 @@ func (s *Source) Scrape(context.Context) *model.Snapshot {
 
 // warnf logs a rate-limited warning under key.
 func (s *Source) warnf(key, format string, args ...any) {
-	if ok, held := s.warn.Allow(key); ok {
-		s.logger.Warn(fmt.Sprintf(format, args...), zap.Int("repeats_suppressed", held))
-	}
+	s.warn.Warn(key, fmt.Sprintf(format, args...))
 }
