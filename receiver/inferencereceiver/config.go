@@ -13,7 +13,7 @@ import (
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/otelcol-accel/otelcol-accel/receiver/inferencereceiver/internal/discovery"
+	"github.com/otelcol-accel/otelcol-accel/internal/k8sclient"
 	"github.com/otelcol-accel/otelcol-accel/receiver/inferencereceiver/internal/metadata"
 	"github.com/otelcol-accel/otelcol-accel/receiver/inferencereceiver/internal/normalize"
 )
@@ -94,7 +94,9 @@ func (p PodConfig) set() bool { return p != PodConfig{} }
 type DiscoveryConfig struct {
 	Enabled bool `mapstructure:"enabled"`
 
-	discovery.APIConfig `mapstructure:",squash"`
+	// APIConfig is the agent's one way to the API (auth_type, kubeconfig,
+	// ...): components with the same settings share the informers.
+	k8sclient.APIConfig `mapstructure:",squash"`
 
 	// NodeName is this node, usually ${env:K8S_NODE_NAME} from the
 	// downward API; only its pods are watched.
@@ -125,7 +127,7 @@ func createDefaultConfig() *Config {
 	return &Config{
 		ControllerConfig: cc,
 		Discovery: DiscoveryConfig{
-			APIConfig:             discovery.APIConfig{AuthType: discovery.AuthServiceAccount},
+			APIConfig:             k8sclient.APIConfig{AuthType: k8sclient.AuthServiceAccount},
 			AnnotationPrefix:      defaultAnnotationPrefix,
 			PrometheusAnnotations: true,
 			Server:                ServerAuto,
@@ -254,7 +256,7 @@ func (t TargetConfig) url() (*url.URL, error) {
 
 func (d DiscoveryConfig) validate() []error {
 	var errs []error
-	if err := d.APIConfig.Check(); err != nil {
+	if err := d.Check(); err != nil {
 		errs = append(errs, err)
 	}
 	if _, err := labels.Parse(d.LabelSelector); err != nil {

@@ -11,7 +11,7 @@ import (
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 
-	"github.com/otelcol-accel/otelcol-accel/receiver/inferencereceiver/internal/discovery"
+	"github.com/otelcol-accel/otelcol-accel/internal/k8sclient"
 	"github.com/otelcol-accel/otelcol-accel/receiver/inferencereceiver/internal/metadata"
 )
 
@@ -44,7 +44,7 @@ func TestLoadFullConfig(t *testing.T) {
 	}
 	want.Discovery = DiscoveryConfig{
 		Enabled:               true,
-		APIConfig:             discovery.APIConfig{AuthType: discovery.AuthKubeConfig, KubeConfig: "/etc/accelsim/kubeconfig"},
+		APIConfig:             k8sclient.APIConfig{AuthType: k8sclient.AuthKubeConfig, KubeConfig: "/etc/accelsim/kubeconfig"},
 		NodeName:              "gpu-node-1",
 		LabelSelector:         "app.kubernetes.io/component=inference-server",
 		AnnotationPrefix:      "example.com",
@@ -77,7 +77,7 @@ func TestLoadFullConfig(t *testing.T) {
 func TestDiscoveryOnlyConfig(t *testing.T) {
 	cfg, err := loadConfig(t, "discovery")
 	require.NoError(t, err)
-	assert.Equal(t, discovery.AuthServiceAccount, cfg.Discovery.AuthType)
+	assert.Equal(t, k8sclient.AuthServiceAccount, cfg.Discovery.AuthType)
 	assert.Equal(t, "otelcol-accel.io", cfg.Discovery.AnnotationPrefix)
 	assert.True(t, cfg.Discovery.PrometheusAnnotations)
 	assert.Equal(t, 15*time.Second, cfg.CollectionInterval)
@@ -127,7 +127,7 @@ func TestInvalidConfigs(t *testing.T) {
 		},
 		"bad_discovery": {
 			"scrape_timeout must be positive, got 0s",
-			`discovery: auth_type "token": use serviceAccount, kubeConfig or none`,
+			`discovery: auth_type "token" is not one of serviceAccount, kubeConfig, none or tls`,
 			`discovery: label_selector "app in (a"`,
 			`discovery: server "ray": use one of`,
 		},

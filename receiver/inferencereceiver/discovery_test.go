@@ -18,7 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
 
-	"github.com/otelcol-accel/otelcol-accel/receiver/inferencereceiver/internal/discovery"
+	"github.com/otelcol-accel/otelcol-accel/internal/k8sclient"
 )
 
 func servingPod(name, uid, node, port string, annotations map[string]string) *corev1.Pod {
@@ -49,9 +49,13 @@ func discoveryConfig() *Config {
 }
 
 func withClientset(c kubernetes.Interface) func(*options) {
-	return func(o *options) {
-		o.newClientset = func(discovery.APIConfig) (kubernetes.Interface, error) { return c, nil }
-	}
+	return withNewClient(func(k8sclient.APIConfig) (kubernetes.Interface, error) { return c, nil })
+}
+
+// withNewClient gives the receiver informers of its own, over the clients
+// newClient builds.
+func withNewClient(newClient func(k8sclient.APIConfig) (kubernetes.Interface, error)) func(*options) {
+	return func(o *options) { o.registry = k8sclient.NewRegistry(k8sclient.Providers{NewClient: newClient}) }
 }
 
 // TestDiscoveredPodsCarryPodIdentity: pods on this node selected by label or
@@ -191,15 +195,13 @@ func TestDiscoveryWithoutKubernetesDegrades(t *testing.T) {
 	t.Run("no client, then a client", func(t *testing.T) {
 		attempts := 0
 		var client kubernetes.Interface
-		h := newHarness(t, discoveryConfig(), func(o *options) {
-			o.newClientset = func(discovery.APIConfig) (kubernetes.Interface, error) {
-				attempts++
-				if client == nil {
-					return nil, rest.ErrNotInCluster
-				}
-				return client, nil
+		h := newHarness(t, discoveryConfig(), withNewClient(func(k8sclient.APIConfig) (kubernetes.Interface, error) {
+			attempts++
+			if client == nil {
+				return nil, rest.ErrNotInCluster
 			}
-		})
+			return client, nil
+		}))
 		h.scrape(t)
 		require.NotNil(t, h.host.last())
 		assert.Equal(t, componentstatus.StatusRecoverableError, h.host.last().Status())

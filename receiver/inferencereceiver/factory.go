@@ -10,7 +10,7 @@ import (
 	"go.opentelemetry.io/collector/scraper"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
-	"github.com/otelcol-accel/otelcol-accel/receiver/inferencereceiver/internal/discovery"
+	"github.com/otelcol-accel/otelcol-accel/internal/k8sclient"
 	"github.com/otelcol-accel/otelcol-accel/receiver/inferencereceiver/internal/metadata"
 )
 
@@ -24,14 +24,16 @@ func NewFactory() receiver.Factory {
 }
 
 // options are the boundaries tests replace: the clock and the Kubernetes
-// client.
+// informers.
 type options struct {
-	now          func() time.Time
-	newClientset clientsetFunc
+	now func() time.Time
+	// registry holds the informers shared with the other components of
+	// the agent; nil is k8sclient.Shared().
+	registry *k8sclient.Registry
 }
 
 func defaultOptions() options {
-	return options{now: time.Now, newClientset: discovery.NewClientset}
+	return options{now: time.Now, registry: k8sclient.Shared()}
 }
 
 func createMetrics(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Metrics) (receiver.Metrics, error) {

@@ -16,12 +16,11 @@ import (
 	"go.opentelemetry.io/collector/receiver"
 	"go.uber.org/zap"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/kubernetes"
+
+	"github.com/otelcol-accel/otelcol-accel/internal/k8sclient"
 
 	"github.com/otelcol-accel/otelcol-accel/receiver/inferencereceiver/internal/discovery"
 )
-
-type clientsetFunc func(discovery.APIConfig) (kubernetes.Interface, error)
 
 // keyKubernetes is the problem key of the Kubernetes API in health.
 const keyKubernetes = "kubernetes"
@@ -118,14 +117,12 @@ func (s *inferenceScraper) startDiscovery(now time.Time) {
 		s.clientErr = errNoNodeName
 		return
 	}
-	client, err := s.opts.newClientset(s.cfg.Discovery.APIConfig)
-	if err != nil {
-		s.clientErr = err
-		return
+	registry := s.opts.registry
+	if registry == nil {
+		registry = k8sclient.Shared()
 	}
-	s.clientErr = nil
 	selector, _ := labels.Parse(s.cfg.Discovery.LabelSelector)
-	s.watcher = discovery.NewWatcher(client, discovery.Rules{
+	watcher, err := discovery.NewWatcher(registry, s.cfg.Discovery.APIConfig, discovery.Rules{
 		NodeName:           s.cfg.Discovery.NodeName,
 		Selector:           selector,
 		AnnotationPrefix:   s.cfg.Discovery.AnnotationPrefix,
@@ -135,7 +132,18 @@ func (s *inferenceScraper) startDiscovery(now time.Time) {
 		DefaultPort:        defaultPort,
 		DefaultPath:        defaultPath,
 	})
-	s.watcher.Start()
+	if err == nil {
+		err = watcher.Start()
+		if err != nil {
+			watcher.Stop()
+		}
+	}
+	if err != nil {
+		s.clientErr = err
+		return
+	}
+	s.clientErr = nil
+	s.watcher = watcher
 	s.watchStarted = now
 }
 

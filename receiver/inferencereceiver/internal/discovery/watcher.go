@@ -6,60 +6,73 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/otelcol-accel/otelcol-accel/internal/k8sclient"
 )
 
-// Watcher keeps the pods of this node in an informer cache and resolves the
-// inference servers among them on demand.
+// Watcher reads the pods of this node from the agent's shared pod informer
+// (internal/k8sclient) and resolves the inference servers among them on
+// demand.
 type Watcher struct {
-	rules    Rules
-	factory  informers.SharedInformerFactory
-	informer cache.SharedIndexInformer
-	stop     chan struct{}
-	stopOnce sync.Once
+	rules     Rules
+	informers *k8sclient.Informers
+
+	mu   sync.Mutex
+	pods cache.SharedIndexInformer
 }
 
-// NewWatcher watches the pods of rules.NodeName (all pods when it is empty,
-// which only tests do) through client.
-func NewWatcher(client kubernetes.Interface, rules Rules) *Watcher {
-	opts := []informers.SharedInformerOption{informers.WithTransform(slimPod)}
-	if rules.NodeName != "" {
-		selector := fields.OneTermEqualSelector("spec.nodeName", rules.NodeName).String()
-		opts = append(opts, informers.WithTweakListOptions(func(o *v1.ListOptions) { o.FieldSelector = selector }))
+// NewWatcher holds the informers of rules.NodeName (every node's pods when
+// it is empty, which only tests do) in registry (k8sclient.Shared() in the
+// collector), reached as api says. It fails only when the client cannot be
+// built.
+func NewWatcher(registry *k8sclient.Registry, api k8sclient.APIConfig, rules Rules) (*Watcher, error) {
+	informers, err := registry.Acquire(api, rules.NodeName)
+	if err != nil {
+		return nil, err
 	}
-	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, opts...)
-	return &Watcher{
-		rules:    rules,
-		factory:  factory,
-		informer: factory.Core().V1().Pods().Informer(),
-		stop:     make(chan struct{}),
-	}
+	return &Watcher{rules: rules, informers: informers}, nil
 }
 
-// Start begins listing and watching; it does not wait for the first list.
-func (w *Watcher) Start() { w.factory.Start(w.stop) }
+// Start asks for the pod informer (starting it unless another component
+// runs it already); it does not wait for the first list.
+func (w *Watcher) Start() error {
+	pods, err := w.informers.Informer(k8sclient.Pods)
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	w.pods = pods
+	w.mu.Unlock()
+	return nil
+}
 
 // Synced reports whether the first list has completed.
-func (w *Watcher) Synced() bool { return w.informer.HasSynced() }
-
-// Stop ends the watch and waits for the informer to exit.
-func (w *Watcher) Stop() {
-	w.stopOnce.Do(func() {
-		close(w.stop)
-		w.factory.Shutdown()
-	})
+func (w *Watcher) Synced() bool {
+	w.mu.Lock()
+	started := w.pods != nil
+	w.mu.Unlock()
+	return started && w.informers.Synced()
 }
+
+// Problems lists the failing watches, each with what to do about it.
+func (w *Watcher) Problems() []k8sclient.Problem { return w.informers.Problems() }
+
+// Stop lets go of the informers (the last component to let go stops them).
+func (w *Watcher) Stop() { w.informers.Release() }
 
 // Targets returns the inference servers among the cached pods, sorted by
 // ID, and the selected pods that could not become targets.
 func (w *Watcher) Targets() ([]Target, []error) {
+	w.mu.Lock()
+	pods := w.pods
+	w.mu.Unlock()
+	if pods == nil {
+		return nil, nil
+	}
 	var targets []Target
 	var errs []error
-	for _, obj := range w.informer.GetStore().List() {
+	for _, obj := range pods.GetStore().List() {
 		pod, ok := obj.(*corev1.Pod)
 		if !ok || !w.rules.Selected(pod) {
 			continue
@@ -74,33 +87,4 @@ func (w *Watcher) Targets() ([]Target, []error) {
 	}
 	slices.SortFunc(targets, func(a, b Target) int { return strings.Compare(a.ID, b.ID) })
 	return targets, errs
-}
-
-// slimPod keeps what target resolution reads, so the cache of a busy node
-// stays small.
-func slimPod(obj any) (any, error) {
-	pod, ok := obj.(*corev1.Pod)
-	if !ok {
-		return obj, nil
-	}
-	slim := &corev1.Pod{
-		ObjectMeta: v1.ObjectMeta{
-			Name:              pod.Name,
-			Namespace:         pod.Namespace,
-			UID:               pod.UID,
-			ResourceVersion:   pod.ResourceVersion,
-			Labels:            pod.Labels,
-			Annotations:       pod.Annotations,
-			DeletionTimestamp: pod.DeletionTimestamp,
-		},
-		Spec: corev1.PodSpec{NodeName: pod.Spec.NodeName},
-		Status: corev1.PodStatus{
-			Phase: pod.Status.Phase,
-			PodIP: pod.Status.PodIP,
-		},
-	}
-	for _, c := range pod.Spec.Containers {
-		slim.Spec.Containers = append(slim.Spec.Containers, corev1.Container{Name: c.Name, Ports: c.Ports})
-	}
-	return slim, nil
 }

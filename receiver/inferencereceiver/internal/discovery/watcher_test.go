@@ -2,8 +2,6 @@ package discovery
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -11,8 +9,24 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/otelcol-accel/otelcol-accel/internal/k8sclient"
 )
+
+// startWatcher runs the watcher on client through a registry of its own.
+func startWatcher(t *testing.T, client kubernetes.Interface, rules Rules) *Watcher {
+	t.Helper()
+	registry := k8sclient.NewRegistry(k8sclient.Providers{NewClient: func(k8sclient.APIConfig) (kubernetes.Interface, error) { return client, nil }})
+	w, err := NewWatcher(registry, k8sclient.APIConfig{AuthType: k8sclient.AuthServiceAccount}, rules)
+	require.NoError(t, err)
+	assert.False(t, w.Synced(), "not before Start")
+	require.NoError(t, w.Start())
+	t.Cleanup(w.Stop)
+	require.Eventually(t, w.Synced, 5*time.Second, 10*time.Millisecond)
+	return w
+}
 
 // The informer runs against client-go's fake clientset: list, then watch.
 func TestWatcherFollowsPods(t *testing.T) {
@@ -22,10 +36,7 @@ func TestWatcherFollowsPods(t *testing.T) {
 		pod("elsewhere", annotated("otelcol-accel.io/inference-server", "vllm"), onNode("gpu-node-2"), ports(corev1.ContainerPort{ContainerPort: 8000})),
 		pod("broken", annotated("otelcol-accel.io/inference-server", "vllm")),
 	)
-	w := NewWatcher(client, testRules(t, ""))
-	w.Start()
-	t.Cleanup(w.Stop)
-	require.Eventually(t, w.Synced, 5*time.Second, 10*time.Millisecond)
+	w := startWatcher(t, client, testRules(t, ""))
 
 	targets, errs := w.Targets()
 	require.Len(t, targets, 1)
@@ -47,68 +58,23 @@ func TestWatcherFollowsPods(t *testing.T) {
 	}, 5*time.Second, 10*time.Millisecond)
 }
 
-func TestSlimPodKeepsWhatTargetsRead(t *testing.T) {
+// The shared informer caches pods without what no component reads (their
+// containers' environment, say): a target resolves from the cached pod as
+// from the full one.
+func TestCachedPodResolvesAsTheFullPod(t *testing.T) {
 	full := pod("vllm-0", annotated("otelcol-accel.io/inference-server", "vllm"), labelled("app", "x"), ports(corev1.ContainerPort{ContainerPort: 8000}))
 	full.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
 	full.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "HF_TOKEN", Value: "secret"}}
-	obj, err := slimPod(full)
-	require.NoError(t, err)
-	slim := obj.(*corev1.Pod)
-	assert.Empty(t, slim.ManagedFields)
-	assert.Empty(t, slim.Spec.Containers[0].Env)
 	r := testRules(t, "app=x")
-	want, _, _ := r.Target(full)
-	got, ok, err := r.Target(slim)
+	want, ok, err := r.Target(full)
 	require.NoError(t, err)
 	require.True(t, ok)
-	assert.Equal(t, want, got)
-}
 
-func TestKubeConfigAuth(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "kubeconfig")
-	require.NoError(t, os.WriteFile(path, []byte(`apiVersion: v1
-kind: Config
-clusters:
-- name: sim
-  cluster:
-    server: https://127.0.0.1:6443
-    insecure-skip-tls-verify: true
-contexts:
-- name: sim
-  context: {cluster: sim, user: reader}
-- name: other
-  context: {cluster: sim, user: reader, namespace: x}
-current-context: sim
-users:
-- name: reader
-  user: {token: read-only}
-`), 0o600))
-	cfg, err := APIConfig{AuthType: AuthKubeConfig, KubeConfig: path}.RestConfig()
-	require.NoError(t, err)
-	assert.Equal(t, "https://127.0.0.1:6443", cfg.Host)
-	// client-go reads credentials only for TLS endpoints.
-	assert.Equal(t, "read-only", cfg.BearerToken)
-
-	_, err = APIConfig{AuthType: AuthKubeConfig, KubeConfig: path, Context: "missing"}.RestConfig()
-	assert.ErrorContains(t, err, "missing")
-	_, err = APIConfig{AuthType: AuthKubeConfig, KubeConfig: filepath.Join(dir, "absent")}.RestConfig()
-	assert.ErrorContains(t, err, "absent")
-}
-
-func TestAuthTypes(t *testing.T) {
-	assert.NoError(t, APIConfig{AuthType: AuthServiceAccount}.Check())
-	assert.EqualError(t, APIConfig{AuthType: "tls"}.Check(), `auth_type "tls": use serviceAccount, kubeConfig or none`)
-
-	t.Setenv("KUBERNETES_SERVICE_HOST", "")
-	_, err := APIConfig{AuthType: AuthServiceAccount}.RestConfig()
-	assert.ErrorContains(t, err, "in-cluster Kubernetes config")
-	_, err = APIConfig{AuthType: AuthNone}.RestConfig()
-	assert.ErrorContains(t, err, "KUBERNETES_SERVICE_HOST")
-
-	t.Setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1")
-	t.Setenv("KUBERNETES_SERVICE_PORT", "443")
-	cfg, err := APIConfig{AuthType: AuthNone}.RestConfig()
-	require.NoError(t, err)
-	assert.Equal(t, "https://10.96.0.1:443", cfg.Host)
+	w := startWatcher(t, fake.NewClientset(full.DeepCopy()), r)
+	got, errs := w.Targets()
+	require.Empty(t, errs)
+	require.Len(t, got, 1)
+	assert.Equal(t, want, got[0])
+	cached, _, _ := w.pods.GetStore().GetByKey("serving/vllm-0")
+	assert.Empty(t, cached.(*corev1.Pod).Spec.Containers[0].Env)
 }
