@@ -41,6 +41,33 @@ func TestKubeConfigReadsTheNamedFile(t *testing.T) {
 	assert.Equal(t, len(s.fleet.Nodes), n)
 }
 
+// context picks a context of the kubeconfig; its user's credentials are used.
+func TestKubeConfigContextAndCredentials(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "kubeconfig")
+	require.NoError(t, os.WriteFile(path, []byte(`apiVersion: v1
+kind: Config
+clusters:
+- {name: prod, cluster: {server: "https://10.0.0.1:6443", insecure-skip-tls-verify: true}}
+- {name: lab, cluster: {server: "https://10.0.0.2:6443", insecure-skip-tls-verify: true}}
+users:
+- {name: agent, user: {token: agent-token}}
+contexts:
+- {name: prod, context: {cluster: prod, user: agent}}
+- {name: lab, context: {cluster: lab, user: agent}}
+current-context: prod
+`), 0o600))
+	cfg, err := APIConfig{AuthType: AuthKubeConfig, KubeConfig: path}.RestConfig()
+	require.NoError(t, err)
+	assert.Equal(t, "https://10.0.0.1:6443", cfg.Host)
+	assert.Equal(t, "agent-token", cfg.BearerToken)
+	cfg, err = APIConfig{AuthType: AuthKubeConfig, KubeConfig: path, Context: "lab"}.RestConfig()
+	require.NoError(t, err)
+	assert.Equal(t, "https://10.0.0.2:6443", cfg.Host)
+	_, err = APIConfig{AuthType: AuthKubeConfig, KubeConfig: path, Context: "staging"}.RestConfig()
+	assert.ErrorContains(t, err, "staging")
+}
+
 // auth_type none is contrib's: the in-cluster address, no credentials, and
 // the server's certificate not verified (httptest's is self-signed).
 func TestNoneSendsNoCredentialsAndTrustsAnyServer(t *testing.T) {
