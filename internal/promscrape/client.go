@@ -87,9 +87,10 @@ func (c *Client) Get(ctx context.Context, url string) (io.ReadCloser, error) {
 	return &body{rc: resp.Body, left: c.opts.MaxBodyBytes, limit: c.opts.MaxBodyBytes}, nil
 }
 
-// Fetch requests url and returns its whole body as text. A body cut short
-// returns what was read with the error; one over MaxBodyBytes returns a
-// *BodyTooLargeError and no text.
+// Fetch requests url and returns its whole body as text. A body that did
+// not end well returns what was read with the error: a *BodyTooLargeError
+// with the first MaxBodyBytes, or the read error (a connection cut) with
+// what came before it; the caller chooses whether to use a part.
 func (c *Client) Fetch(ctx context.Context, url string) (string, error) {
 	resp, err := c.get(ctx, url)
 	if err != nil {
@@ -101,11 +102,7 @@ func (c *Client) Fetch(ctx context.Context, url string) (string, error) {
 	if n := resp.ContentLength; n > 0 {
 		hint = min(n, c.opts.MaxBodyBytes) + 1 // +1: the read that sees the end
 	}
-	text, err := readText(b, int(hint))
-	if tooLarge := (*BodyTooLargeError)(nil); errors.As(err, &tooLarge) {
-		return "", err
-	}
-	return text, err
+	return readText(b, int(hint))
 }
 
 // readText reads r to its end into one buffer that becomes the string: the
