@@ -140,7 +140,7 @@ func TestPrometheusBadLinesAreSkipped(t *testing.T) {
 	h.waitForReports(3)
 	h.stop()
 	assert.Equal(t, 1, h.logged("skipped 3 of 194 lines that could not be read; the rest of the page is used"), "%v", h.messages())
-	assert.Equal(t, 1, h.logged(`line 4: invalid metric name: "<html>502 Bad Gateway</html>"`))
+	assert.Equal(t, 1, h.logged(`line 4, column 1: metric name expected: "<html>502 Bad Gateway</html>"`))
 	md := h.metrics.AllMetrics()[0]
 	assert.Equal(t, 3, md.ResourceMetrics().Len(), "the device and both cores")
 	want, err := golden.ReadMetrics(filepath.Join("internal", "mapping", "testdata", "prometheus-inf2-1.yaml"))

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/otelcol-accel/otelcol-accel/internal/componenthealth"
+	"github.com/otelcol-accel/otelcol-accel/internal/promscrape"
 	"github.com/otelcol-accel/otelcol-accel/receiver/neuronreceiver/internal/follow"
 	"github.com/otelcol-accel/otelcol-accel/receiver/neuronreceiver/internal/framing"
 	"github.com/otelcol-accel/otelcol-accel/receiver/neuronreceiver/internal/mapping"
@@ -131,7 +132,8 @@ func (r *neuronReceiver) Start(startCtx context.Context, host component.Host) er
 	case InputPrometheus:
 		// Fails only on configuration (a TLS file that cannot be read),
 		// never because the exporter is not up yet.
-		client, err := r.cfg.ClientConfig.ToClient(startCtx, host.GetExtensions(), r.set.TelemetrySettings)
+		client, err := promscrape.NewClient(startCtx, &r.cfg.ClientConfig, host, r.set.TelemetrySettings,
+			promscrape.ClientOptions{Accept: promscrape.AcceptText}) // prometheus_client answers OpenMetrics when asked; this reads 0.0.4
 		if err != nil {
 			cancel()
 			return fmt.Errorf("neuron-monitor-prometheus client for %s: %w", r.cfg.Endpoint, err)

@@ -14,7 +14,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/otelcol-accel/otelcol-accel/internal/accelschema"
-	"github.com/otelcol-accel/otelcol-accel/receiver/neuronreceiver/internal/promparse"
 	"github.com/otelcol-accel/otelcol-accel/receiver/neuronreceiver/internal/promreport"
 	"github.com/otelcol-accel/otelcol-accel/receiver/neuronreceiver/internal/report"
 )
@@ -155,7 +154,7 @@ func FuzzMapPage(f *testing.F) {
 		previous := pmetric.NewMetrics()
 		for i := range 2 {
 			now := epoch.Add(time.Duration(i) * 5 * time.Second)
-			rep, problems, err := rd.Report(promparse.Parse(page), now)
+			rep, problems, err := rd.Report(promreport.Parse(string(page)), now)
 			for _, p := range problems {
 				if p.Key == "" || p.Err == nil {
 					t.Fatalf("problem without key or error: %#v", p)

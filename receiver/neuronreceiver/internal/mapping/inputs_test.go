@@ -15,7 +15,6 @@ import (
 	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/neuronmonitor"
 	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/sim"
 	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/simtest"
-	"github.com/otelcol-accel/otelcol-accel/receiver/neuronreceiver/internal/promparse"
 	"github.com/otelcol-accel/otelcol-accel/receiver/neuronreceiver/internal/promreport"
 	"github.com/otelcol-accel/otelcol-accel/receiver/neuronreceiver/internal/report"
 )
@@ -53,8 +52,8 @@ func TestBothInputsGiveTheSameMetrics(t *testing.T) {
 				viaJSON := fromJSON.Map(rep, due)
 
 				require.NoError(t, exporter.Update(doc, due))
-				page := promparse.Parse(exporter.Render(nil))
-				require.Zero(t, page.ErrorCount, "%v", page.Errors)
+				page := promreport.Parse(string(exporter.Render(nil)))
+				require.Zero(t, page.Errors.Count, "%v", page.Errors.First)
 				prep, problems, err := pages.Report(page, due)
 				require.NoError(t, err)
 				require.Empty(t, problems)

@@ -13,17 +13,17 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/otelcol-accel/otelcol-accel/internal/accelschema"
-	"github.com/otelcol-accel/otelcol-accel/receiver/neuronreceiver/internal/promparse"
+	"github.com/otelcol-accel/otelcol-accel/internal/promscrape"
 	"github.com/otelcol-accel/otelcol-accel/receiver/neuronreceiver/internal/promreport"
 )
 
 // promPage reads a fixture page of neuron-monitor-prometheus.py.
-func promPage(t testing.TB, name string) promparse.Page {
+func promPage(t testing.TB, name string) promscrape.Page {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join("..", "..", "testdata", "prometheus", name))
 	require.NoError(t, err)
-	p := promparse.Parse(raw)
-	require.Zero(t, p.ErrorCount, "fixture %s parses cleanly: %v", name, p.Errors)
+	p := promreport.Parse(string(raw))
+	require.Zero(t, p.Errors.Count, "fixture %s parses cleanly: %v", name, p.Errors.First)
 	return p
 }
 

@@ -3,8 +3,6 @@ package promreport
 import (
 	"sort"
 	"strings"
-
-	dto "github.com/prometheus/client_model/go"
 )
 
 // counters turns the exporter's cumulative counters back into the
@@ -54,10 +52,10 @@ func (c *counters) endScrape() {
 
 // seriesKey names one series of a family: its canonical name and every
 // label, sorted.
-func seriesKey(family string, m *dto.Metric) string {
-	pairs := make([]string, 0, len(m.GetLabel()))
-	for _, l := range m.GetLabel() {
-		pairs = append(pairs, l.GetName()+"="+l.GetValue())
+func seriesKey(family string, m *sample) string {
+	pairs := make([]string, 0, len(m.Labels))
+	for _, l := range m.Labels {
+		pairs = append(pairs, l.Name+"="+l.Value)
 	}
 	sort.Strings(pairs)
 	return family + "{" + strings.Join(pairs, ",") + "}"

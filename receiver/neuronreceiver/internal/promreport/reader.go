@@ -20,9 +20,7 @@ import (
 	"strings"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
-
-	"github.com/otelcol-accel/otelcol-accel/receiver/neuronreceiver/internal/promparse"
+	"github.com/otelcol-accel/otelcol-accel/internal/promscrape"
 	"github.com/otelcol-accel/otelcol-accel/receiver/neuronreceiver/internal/report"
 )
 
@@ -42,21 +40,21 @@ func NewReader() *Reader { return &Reader{counters: newCounters()} }
 
 // Report converts one scrape, taken at now. Samples that cannot be used are
 // described in the problems and left out; the rest is kept.
-func (r *Reader) Report(page promparse.Page, now time.Time) (*report.Report, []report.Problem, error) {
-	s := &scrape{reader: r, page: page, runtimes: map[runtimeKey]*report.Runtime{}, devices: map[int]*report.DeviceCounters{}}
+func (r *Reader) Report(page promscrape.Page, now time.Time) (*report.Report, []report.Problem, error) {
+	s := &scrape{reader: r, families: byName(page), runtimes: map[runtimeKey]*report.Runtime{}, devices: map[int]*report.DeviceCounters{}}
 	if !r.last.IsZero() && now.After(r.last) {
 		// The counts since the previous scrape are the counts of this
 		// window (neuron-monitor's own period is not on the page).
 		s.window = now.Sub(r.last).Seconds()
 	}
 	r.last = now
-	names := make([]string, 0, len(page.Families))
-	for name := range page.Families {
+	names := make([]string, 0, len(s.families))
+	for name := range s.families {
 		names = append(names, name)
 	}
 	sort.Strings(names) // runtimes and problems in a stable order
 	for _, name := range names {
-		s.family(name, page.Families[name])
+		s.family(name, s.families[name])
 	}
 	r.counters.endScrape()
 	if !s.found {
@@ -73,7 +71,7 @@ type runtimeKey struct {
 // scrape is the state of one Report call.
 type scrape struct {
 	reader   *Reader
-	page     promparse.Page
+	families map[string][]*sample
 	found    bool
 	problems []report.Problem
 
@@ -92,13 +90,13 @@ func (s *scrape) problem(key, format string, args ...any) {
 	s.problems = append(s.problems, report.Problem{Key: "prometheus/" + key, Err: fmt.Errorf(format, args...)})
 }
 
-func (s *scrape) family(name string, f *dto.MetricFamily) {
+func (s *scrape) family(name string, samples []*sample) {
 	canon, ok := canonical(name)
 	if !ok {
 		return // *_created, system_*, process_*, python_*, and others
 	}
 	s.found = true
-	for _, m := range f.GetMetric() {
+	for _, m := range samples {
 		switch canon {
 		case famInstance:
 			s.instanceFrom(m, true)
@@ -117,7 +115,7 @@ func (s *scrape) family(name string, f *dto.MetricFamily) {
 
 // instanceFrom reads the instance labels, which every family carries;
 // instance_info's own are preferred.
-func (s *scrape) instanceFrom(m *dto.Metric, fromInstanceInfo bool) {
+func (s *scrape) instanceFrom(m *sample, fromInstanceInfo bool) {
 	if s.instance != nil && (s.instanceInfo || !fromInstanceInfo) {
 		return
 	}
@@ -132,7 +130,7 @@ func (s *scrape) instanceFrom(m *dto.Metric, fromInstanceInfo bool) {
 	s.instance, s.instanceInfo = ii, fromInstanceInfo
 }
 
-func (s *scrape) hardwareFrom(m *dto.Metric) {
+func (s *scrape) hardwareFrom(m *sample) {
 	hi := &report.HardwareInfo{}
 	for _, f := range []struct {
 		label string
@@ -157,7 +155,7 @@ var eccFields = map[string]func(*report.DeviceCounters) **float64{
 	"sram_ecc_uncorrected": func(d *report.DeviceCounters) **float64 { return &d.SRAMECCUncorrected },
 }
 
-func (s *scrape) ecc(name string, m *dto.Metric) {
+func (s *scrape) ecc(name string, m *sample) {
 	idx, err := intLabel(m, labelDeviceIndex)
 	if err != nil || idx > 1023 {
 		s.problem(famECC, "%s: %v; skipped", describe(name, m), errOr(err, "not a device index"))
@@ -183,7 +181,7 @@ func (s *scrape) ecc(name string, m *dto.Metric) {
 }
 
 // counterDelta is the count of a counter sample since the last scrape.
-func (s *scrape) counterDelta(name, canon string, m *dto.Metric) (float64, bool) {
+func (s *scrape) counterDelta(name, canon string, m *sample) (float64, bool) {
 	v, ok := value(m)
 	if !ok {
 		return 0, false
@@ -199,11 +197,9 @@ func (s *scrape) createdTimes(counter string) map[string]float64 {
 		return t
 	}
 	t := map[string]float64{}
-	if cf := s.page.Families[createdFamily(counter)]; cf != nil {
-		for _, m := range cf.GetMetric() {
-			if v, ok := value(m); ok {
-				t[seriesKey("", m)] = v
-			}
+	for _, m := range s.families[createdFamily(counter)] {
+		if v, ok := value(m); ok {
+			t[seriesKey("", m)] = v
 		}
 	}
 	if s.created == nil {
@@ -213,7 +209,7 @@ func (s *scrape) createdTimes(counter string) map[string]float64 {
 	return t
 }
 
-func (s *scrape) runtime(name string, m *dto.Metric) *report.Runtime {
+func (s *scrape) runtime(name string, m *sample) *report.Runtime {
 	tag, ok := label(m, labelRuntimeTag)
 	if !ok {
 		s.problem(name, "%s: no runtime_tag; skipped", describe(name, m))
@@ -234,7 +230,7 @@ func (s *scrape) runtime(name string, m *dto.Metric) *report.Runtime {
 	return rt
 }
 
-func (s *scrape) core(name string, m *dto.Metric) (int, bool) {
+func (s *scrape) core(name string, m *sample) (int, bool) {
 	c, err := intLabel(m, labelCore)
 	if err != nil || c > report.MaxCoreIndex {
 		s.problem(name, "%s: %v; skipped", describe(name, m), errOr(err, "NeuronCore index out of range"))
@@ -243,7 +239,7 @@ func (s *scrape) core(name string, m *dto.Metric) (int, bool) {
 	return int(c), true
 }
 
-func (s *scrape) runtimeSample(name, canon string, m *dto.Metric) {
+func (s *scrape) runtimeSample(name, canon string, m *sample) {
 	rt := s.runtime(name, m)
 	if rt == nil {
 		return
@@ -322,7 +318,7 @@ func (s *scrape) runtimeSample(name, canon string, m *dto.Metric) {
 	}
 }
 
-func (s *scrape) coreMemory(name, category string, rt *report.Runtime, m *dto.Metric) {
+func (s *scrape) coreMemory(name, category string, rt *report.Runtime, m *sample) {
 	c, ok := s.core(name, m)
 	v, finite := value(m)
 	if !ok || !finite {

@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/otelcol-accel/otelcol-accel/receiver/neuronreceiver/internal/promparse"
 	"github.com/otelcol-accel/otelcol-accel/receiver/neuronreceiver/internal/report"
 )
 
@@ -19,8 +18,8 @@ var scrapeTime = time.Unix(1_748_779_200, 0)
 
 func read(t *testing.T, r *Reader, page string) (*report.Report, []report.Problem) {
 	t.Helper()
-	p := promparse.Parse([]byte(page))
-	require.Zero(t, p.ErrorCount, "%v", p.Errors)
+	p := Parse(page)
+	require.Zero(t, p.Errors.Count, "%v", p.Errors.First)
 	scrapeTime = scrapeTime.Add(5 * time.Second)
 	rep, problems, err := r.Report(p, scrapeTime)
 	require.NoError(t, err)
@@ -116,7 +115,7 @@ func TestCountsCoverTheTimeSinceThePreviousScrape(t *testing.T) {
 func TestASeriesThatComesBackIsNew(t *testing.T) {
 	r := NewReader()
 	assert.Equal(t, 5.0, corrected(t, r, eccPage("5.0", "1.7e+09")))
-	_, _, err := r.Report(promparse.Parse([]byte("# TYPE instance_info gauge\ninstance_info{instance_id=\"i-1\"} 1.0\n")), scrapeTime)
+	_, _, err := r.Report(Parse("# TYPE instance_info gauge\ninstance_info{instance_id=\"i-1\"} 1.0\n"), scrapeTime)
 	require.NoError(t, err)
 	assert.Equal(t, 5.0, corrected(t, r, eccPage("5.0", "1.7e+09")), "missing from one scrape: forgotten")
 }
@@ -172,8 +171,23 @@ hardware_ecc_events_total{event_type="dram_parity",neuron_device_index="0"} 1.0
 }
 
 func TestNotNeuronMonitor(t *testing.T) {
-	_, _, err := NewReader().Report(promparse.Parse([]byte("# TYPE DCGM_FI_DEV_GPU_UTIL gauge\nDCGM_FI_DEV_GPU_UTIL{gpu=\"0\"} 3\n")), scrapeTime)
+	_, _, err := NewReader().Report(Parse("# TYPE DCGM_FI_DEV_GPU_UTIL gauge\nDCGM_FI_DEV_GPU_UTIL{gpu=\"0\"} 3\n"), scrapeTime)
 	assert.ErrorIs(t, err, ErrNotNeuronMonitor)
 }
 
 func ptr(f float64) *float64 { return &f }
+
+// A value printed as Python's None is no value: the sample is left out
+// without an error, and the rest of its family is read.
+func TestNoneValueIsMissingNotAnError(t *testing.T) {
+	p := Parse("# TYPE neuroncore_utilization_ratio gauge\n" +
+		"neuroncore_utilization_ratio{neuroncore=\"0\",runtime_tag=\"a\"} None\n" +
+		"neuroncore_utilization_ratio{neuroncore=\"1\",runtime_tag=\"a\"} 0.5\n")
+	assert.Zero(t, p.Errors.Count, "%v", p.Errors.First)
+	assert.Equal(t, 1, p.Absent)
+	rep, problems, err := NewReader().Report(p, scrapeTime)
+	require.NoError(t, err)
+	assert.Empty(t, problems)
+	require.Len(t, rep.Runtimes, 1)
+	assert.Len(t, rep.Runtimes[0].NeuronCoreCounters.Cores, 1)
+}
