@@ -378,8 +378,8 @@ func (p *costProcessor) deliver(ctx context.Context, fs []finding, now time.Time
 			data = plog.NewLogs()
 			ld.CopyTo(data)
 		}
-		if err := c.ConsumeLogs(ctx, data); err != nil && p.warn.allow("findings-deliver") {
-			p.logger.Warn("the logs pipeline refused cost findings; they are still counted in accelerator.findings",
+		if err := c.ConsumeLogs(ctx, data); err != nil {
+			p.warn.Warn("findings-deliver", "the logs pipeline refused cost findings; they are still counted in accelerator.findings",
 				zap.Int("findings", len(fs)), zap.Error(err))
 		}
 	}

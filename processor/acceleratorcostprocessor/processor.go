@@ -9,12 +9,12 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/component/componentstatus"
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/processor"
 	"go.uber.org/zap"
 
+	"github.com/otelcol-accel/otelcol-accel/internal/componenthealth"
 	"github.com/otelcol-accel/otelcol-accel/internal/pricing"
 	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorcostprocessor/internal/baseline"
 )
@@ -22,6 +22,12 @@ import (
 // warnEvery is how often one kind of problem (a missing price row, a broken
 // pricing file, a failing logs consumer) is logged.
 const warnEvery = 10 * time.Minute
+
+// Sources, as the status names them.
+const (
+	sourcePricing = "pricing files"
+	sourceStorage = "baselines storage"
+)
 
 // costProcessor is the one instance behind both the metrics and the logs
 // pipeline of a component ID.
@@ -31,7 +37,10 @@ type costProcessor struct {
 	version string
 	logger  *zap.Logger
 	now     func() time.Time
-	warn    *rateLimiter
+	warn    *componenthealth.Logger
+	// status: a pricing file that keeps failing to reload and a baselines
+	// storage that cannot be read or written, each until it works again.
+	status *componenthealth.Problems
 
 	prices atomic.Pointer[pricing.Watcher]
 
@@ -72,7 +81,9 @@ func newCostProcessor(set processor.Settings, cfg *Config) *costProcessor {
 		workloads: map[string]map[string]time.Time{},
 		baselines: baseline.New(cfg.Baselines.HalfLife, cfg.Baselines.TTL, cfg.Baselines.MinSamples, cfg.Baselines.MaxEntries),
 	}
-	p.warn = newRateLimiter(warnEvery, func() time.Time { return p.now() })
+	p.warn = componenthealth.NewLogger(set.Logger, warnEvery)
+	p.warn.SetClock(func() time.Time { return p.now() })
+	p.status = componenthealth.NewProblems()
 	return p
 }
 
@@ -87,6 +98,7 @@ func (p *costProcessor) addLogsConsumer(c consumer.Logs) {
 // Start loads the price table (failing on a malformed one), restores the
 // training baselines and starts the reload and save loops.
 func (p *costProcessor) Start(ctx context.Context, host component.Host) error {
+	p.status.Start(host)
 	w, err := pricing.NewWatcher(p.cfg.Pricing.Files, p.cfg.pricingOptions())
 	if err != nil {
 		return fmt.Errorf("pricing: %w", err)
@@ -102,13 +114,13 @@ func (p *costProcessor) Start(ctx context.Context, host component.Host) error {
 			return err
 		}
 		p.storage = client
-		p.loadBaselines(ctx, host)
+		p.loadBaselines(ctx)
 	}
 
 	p.stop = make(chan struct{})
 	if p.cfg.Pricing.ReloadInterval > 0 && len(p.cfg.Pricing.Files) > 0 {
 		p.wg.Add(1)
-		go p.reloadLoop(host, w)
+		go p.reloadLoop(w)
 	}
 	if p.storage != nil {
 		p.wg.Add(1)
@@ -124,10 +136,11 @@ func (p *costProcessor) Shutdown(ctx context.Context) error {
 		p.wg.Wait()
 		p.stop = nil
 	}
+	defer p.status.Shutdown()
 	if p.storage == nil {
 		return nil
 	}
-	err := p.saveBaselines(ctx)
+	_, err := p.saveBaselines(ctx)
 	if cerr := p.storage.Close(ctx); cerr != nil {
 		err = errors.Join(err, fmt.Errorf("closing the baselines storage client: %w", cerr))
 	}
@@ -135,11 +148,10 @@ func (p *costProcessor) Shutdown(ctx context.Context) error {
 	return err
 }
 
-func (p *costProcessor) reloadLoop(host component.Host, w *pricing.Watcher) {
+func (p *costProcessor) reloadLoop(w *pricing.Watcher) {
 	defer p.wg.Done()
 	ticker := time.NewTicker(p.cfg.Pricing.ReloadInterval)
 	defer ticker.Stop()
-	failing := false
 	pending := "" // an error seen once, not yet reported
 	for {
 		select {
@@ -156,21 +168,15 @@ func (p *costProcessor) reloadLoop(host component.Host, w *pricing.Watcher) {
 				pending = msg
 				continue
 			}
-			if p.warn.allow("pricing-reload\x00" + err.Error()) {
-				p.logger.Error("pricing file rejected; still using the previous price table (fix the file, it is re-read every reload_interval)",
-					zap.Error(err))
-			}
-			componentstatus.ReportStatus(host, componentstatus.NewRecoverableErrorEvent(err))
-			failing = true
+			p.warn.Error("pricing-reload\x00"+err.Error(), "pricing file rejected; still using the previous price table (fix the file, it is re-read every reload_interval)",
+				zap.Error(err))
+			p.status.Fail(sourcePricing, err)
 			continue
 		}
 		pending = ""
 		if changed {
 			p.logger.Info("price table reloaded", zap.Int("rows", w.Table().Len()))
 		}
-		if failing {
-			componentstatus.ReportStatus(host, componentstatus.NewEvent(componentstatus.StatusOK))
-			failing = false
-		}
+		p.status.Clear(sourcePricing)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/component/componentstatus"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.uber.org/zap"
 )
@@ -33,12 +32,12 @@ func storageClient(ctx context.Context, host component.Host, ext component.ID, s
 // loadBaselines restores what the last run saved. A broken or unreadable
 // record is logged and the processor starts with no baselines: they rebuild
 // within baselines.min_samples intervals.
-func (p *costProcessor) loadBaselines(ctx context.Context, host component.Host) {
+func (p *costProcessor) loadBaselines(ctx context.Context) {
 	data, err := p.storage.Get(ctx, baselinesKey)
 	if err != nil {
 		err = fmt.Errorf("reading training baselines from %s: %w", p.cfg.Baselines.Storage, err)
 		p.logger.Error("starting without stored baselines", zap.Error(err))
-		componentstatus.ReportStatus(host, componentstatus.NewRecoverableErrorEvent(err))
+		p.status.Fail(sourceStorage, err)
 		return
 	}
 	if data == nil {
@@ -59,22 +58,23 @@ func (p *costProcessor) loadBaselines(ctx context.Context, host component.Host) 
 	p.logger.Info("training baselines restored", zap.Int("baselines", n))
 }
 
-// saveBaselines writes the baselines when they changed since the last save.
-func (p *costProcessor) saveBaselines(ctx context.Context) error {
+// saveBaselines writes the baselines when they changed since the last save;
+// saved says whether it wrote them.
+func (p *costProcessor) saveBaselines(ctx context.Context) (saved bool, err error) {
 	p.mu.Lock()
 	if !p.baselines.Dirty() {
 		p.mu.Unlock()
-		return nil
+		return false, nil
 	}
 	data, err := p.baselines.Marshal()
 	p.mu.Unlock()
 	if err != nil {
-		return fmt.Errorf("encoding training baselines: %w", err)
+		return false, fmt.Errorf("encoding training baselines: %w", err)
 	}
 	if err := p.storage.Set(ctx, baselinesKey, data); err != nil {
-		return fmt.Errorf("saving training baselines to %s: %w", p.cfg.Baselines.Storage, err)
+		return false, fmt.Errorf("saving training baselines to %s: %w", p.cfg.Baselines.Storage, err)
 	}
-	return nil
+	return true, nil
 }
 
 func (p *costProcessor) saveLoop() {
@@ -88,8 +88,14 @@ func (p *costProcessor) saveLoop() {
 		case <-ticker.C:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), p.cfg.Baselines.SaveInterval)
-		if err := p.saveBaselines(ctx); err != nil && p.warn.allow("baselines-save") {
-			p.logger.Warn("could not save training baselines; will retry", zap.Error(err))
+		// A save that works clears a storage that could not be read at
+		// Start or written before.
+		switch saved, err := p.saveBaselines(ctx); {
+		case err != nil:
+			p.warn.Warn("baselines-save", "could not save training baselines; will retry", zap.Error(err))
+			p.status.Fail(sourceStorage, err)
+		case saved:
+			p.status.Clear(sourceStorage)
 		}
 		cancel()
 	}
