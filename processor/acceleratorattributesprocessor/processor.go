@@ -11,7 +11,6 @@ import (
 
 	"github.com/otelcol-accel/otelcol-accel/internal/componenthealth"
 	"github.com/otelcol-accel/otelcol-accel/internal/k8sclient"
-	"github.com/otelcol-accel/otelcol-accel/internal/ratelog"
 	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorattributesprocessor/internal/cgroup"
 	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorattributesprocessor/internal/index"
 	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorattributesprocessor/internal/nvmlmig"
@@ -38,7 +37,7 @@ const (
 type attributesProcessor struct {
 	cfg    *Config
 	logger *zap.Logger
-	rl     *ratelog.Logger
+	rl     *componenthealth.Logger
 	tel    component.TelemetrySettings
 
 	// registry holds the informers shared with the other components of the
@@ -63,11 +62,12 @@ type attributesProcessor struct {
 	mu          sync.Mutex // guards lastRefresh and rebuilds
 	lastRefresh time.Time
 
-	kick     chan struct{}
-	getPod   chan [2]string
-	changed  chan struct{}
-	kickMu   sync.Mutex
-	kickedAt map[string]time.Time
+	kick    chan struct{}
+	getPod  chan [2]string
+	changed chan struct{}
+	// kicks lets each unknown device or pod ask for an early refresh or a
+	// fetch once per kickPerKey.
+	kicks *componenthealth.Limiter
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -77,7 +77,7 @@ func newAttributesProcessor(cfg *Config, tel component.TelemetrySettings) *attri
 	p := &attributesProcessor{
 		cfg:      cfg,
 		logger:   tel.Logger,
-		rl:       ratelog.New(tel.Logger, logInterval),
+		rl:       componenthealth.NewLogger(tel.Logger, logInterval),
 		tel:      tel,
 		registry: k8sclient.Shared(),
 		openMIG: func() (nvmlmig.Resolver, func(), error) {
@@ -92,7 +92,7 @@ func newAttributesProcessor(cfg *Config, tel component.TelemetrySettings) *attri
 		kick:     make(chan struct{}, 1),
 		getPod:   make(chan [2]string, 16),
 		changed:  make(chan struct{}, 1),
-		kickedAt: map[string]time.Time{},
+		kicks:    componenthealth.NewLimiter(kickPerKey),
 	}
 	p.idx.Store(index.Empty())
 	p.topo.init()
@@ -138,18 +138,9 @@ func (p *attributesProcessor) Shutdown(context.Context) error {
 // requestRefresh asks the loop for an early refresh because hwID is not
 // known; each id asks at most once a minute.
 func (p *attributesProcessor) requestRefresh(hwID string) {
-	if !p.live {
+	if !p.live || !p.kicks.Allow(hwID) {
 		return
 	}
-	now := time.Now()
-	p.kickMu.Lock()
-	last, ok := p.kickedAt[hwID]
-	if ok && now.Sub(last) < kickPerKey {
-		p.kickMu.Unlock()
-		return
-	}
-	p.kickedAt[hwID] = now
-	p.kickMu.Unlock()
 	select {
 	case p.kick <- struct{}{}:
 	default:
@@ -159,31 +150,11 @@ func (p *attributesProcessor) requestRefresh(hwID string) {
 // requestPod asks the loop to fetch one pod from the sources that can be
 // asked for one (the kubelet's Get).
 func (p *attributesProcessor) requestPod(ns, name string) {
-	if len(p.podGetters) == 0 {
+	if len(p.podGetters) == 0 || !p.kicks.Allow("pod/"+ns+"/"+name) {
 		return
 	}
-	key := "pod/" + ns + "/" + name
-	now := time.Now()
-	p.kickMu.Lock()
-	if last, ok := p.kickedAt[key]; ok && now.Sub(last) < kickPerKey {
-		p.kickMu.Unlock()
-		return
-	}
-	p.kickedAt[key] = now
-	p.kickMu.Unlock()
 	select {
 	case p.getPod <- [2]string{ns, name}:
 	default:
-	}
-}
-
-func (p *attributesProcessor) pruneKicks() {
-	now := time.Now()
-	p.kickMu.Lock()
-	defer p.kickMu.Unlock()
-	for k, t := range p.kickedAt {
-		if now.Sub(t) > 2*kickPerKey {
-			delete(p.kickedAt, k)
-		}
 	}
 }

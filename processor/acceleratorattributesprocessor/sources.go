@@ -7,7 +7,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/otelcol-accel/otelcol-accel/internal/ratelog"
+	"github.com/otelcol-accel/otelcol-accel/internal/componenthealth"
 	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorattributesprocessor/internal/index"
 )
 
@@ -65,7 +65,7 @@ const (
 // sourceEnv is what a source gets from the processor.
 type sourceEnv struct {
 	logger *zap.Logger
-	rl     *ratelog.Logger
+	rl     *componenthealth.Logger
 	// report says whether the source works: nil, or what is wrong and how
 	// to fix it. The processor's status and log name the source.
 	report func(error)
@@ -189,7 +189,6 @@ func (p *attributesProcessor) loop(ctx context.Context) {
 			p.refresh(ctx)
 			refreshes++
 			p.pids.Prune()
-			p.pruneKicks()
 			if refreshes%topologyPeriods == 0 && p.topo.rotate() {
 				p.rebuild()
 			}

@@ -388,6 +388,29 @@ func TestUnknownDeviceTriggersRefresh(t *testing.T) {
 	}, 10*time.Second, 20*time.Millisecond)
 }
 
+// A device nobody holds asks for an early refresh once per kickPerKey, not
+// on every batch.
+func TestUnknownDeviceAsksOncePerMinute(t *testing.T) {
+	h := newHarness(t)
+	h.cfg.KubernetesAPI.Enabled = false
+	h.start()
+	md := func() pmetric.Metrics {
+		md := pmetric.NewMetrics()
+		addDevice(md, gpuAttrs(gpu5, 5))
+		return md
+	}
+	time.Sleep(minKickInterval) // the start-up refresh was just now
+	before := h.kubelet.ListCalls()
+	h.process(md())
+	require.Eventually(t, func() bool { return h.kubelet.ListCalls() == before+1 }, 10*time.Second, 10*time.Millisecond)
+	time.Sleep(minKickInterval)
+	for range 5 {
+		h.process(md())
+	}
+	time.Sleep(100 * time.Millisecond)
+	assert.Equal(t, before+1, h.kubelet.ListCalls(), "still unknown, but it asked less than a minute ago")
+}
+
 // When every share is held, the GPU's own resource stands for nothing
 // (share 0) but still carries the device's readings and the processes of
 // no consumer (an MPS server, a pid that ended): nothing is lost, nothing
