@@ -47,13 +47,13 @@ var suffixes = [...]string{"_bucket", "_count", "_sum", "_total", "_created", "_
 // classify sets the sample's family, type and part.
 func (f *families[T]) classify(s *Sample[T]) {
 	name := s.Name
-	s.Family, s.Type, s.Part = name, Untyped, PartValue
+	s.familyLen, s.Type, s.Part = uint32(len(name)), Untyped, PartValue
 	if f.last == "" {
 		return
 	}
 	if n := len(f.last); len(name) >= n && string(name[:n]) == f.last {
 		if part, ok := partOf(f.lastType, name[n:]); ok {
-			s.Family, s.Type, s.Part = name[:n], f.lastType, part
+			s.familyLen, s.Type, s.Part = uint32(n), f.lastType, part
 			return
 		}
 	}
@@ -68,7 +68,7 @@ func (f *families[T]) classify(s *Sample[T]) {
 		}
 		if t, ok := f.types[string(name[:n])]; ok {
 			if part, ok := partOf(t, name[n:]); ok {
-				s.Family, s.Type, s.Part = name[:n], t, part
+				s.familyLen, s.Type, s.Part = uint32(n), t, part
 				return
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -174,7 +175,7 @@ weird 1
 	}
 	var got []fam
 	for _, s := range pg.Samples {
-		got = append(got, fam{s.Family, s.Type, s.Part})
+		got = append(got, fam{s.Family(), s.Type, s.Part})
 	}
 	assert.Equal(t, []fam{
 		{"http_requests", Counter, PartValue},
@@ -272,7 +273,7 @@ func TestReaderCut(t *testing.T) {
 	require.NoError(t, r.Err())
 	require.Equal(t, EntryType, r.Next())
 	require.Equal(t, EntrySample, r.Next())
-	assert.Equal(t, "d", string(r.Sample().Family))
+	assert.Equal(t, "d", string(r.Sample().Family()))
 	assert.Equal(t, 2, r.Sample().Line)
 }
 
@@ -283,7 +284,7 @@ func TestReaderResetForgetsFamilies(t *testing.T) {
 	r.Reset(strings.NewReader("d_total 4\n"))
 	require.Equal(t, EntrySample, r.Next())
 	assert.Equal(t, Untyped, r.Sample().Type)
-	assert.Equal(t, "d_total", string(r.Sample().Family))
+	assert.Equal(t, "d_total", string(r.Sample().Family()))
 }
 
 func TestErrorsAreBounded(t *testing.T) {
@@ -407,4 +408,10 @@ func TestAbsentValues(t *testing.T) {
 	}
 	assert.Equal(t, []Entry{EntrySample, EntryInvalid}, got)
 	assert.Equal(t, 2, r.Absent())
+}
+
+// A Page holds one array of samples as long as the page has lines: the
+// struct is packed to keep it small (promtext's was 56 bytes).
+func TestSampleStaysSmall(t *testing.T) {
+	assert.LessOrEqual(t, unsafe.Sizeof(Sample[string]{}), uintptr(72))
 }

@@ -17,21 +17,25 @@ type Sample[T Text] struct {
 
 	// Timestamp is in milliseconds since the epoch, when HasTimestamp: an
 	// integer as in format 0.0.4, or OpenMetrics seconds with a fraction.
-	Timestamp    int64
-	HasTimestamp bool
-
-	// Family is the metric family the line belongs to: Name less a
-	// _bucket, _sum, _count, _created or _total suffix when a # TYPE line
-	// declared the family without it, else Name. Type is the family's
-	// declared type (Untyped without a # TYPE line) and Part says which of
-	// its series the line is.
-	Family T
-	Type   MetricType
-	Part   Part
+	Timestamp int64
 
 	// Line is the line's number in the page, from 1.
 	Line int
+
+	HasTimestamp bool
+	// Type is the declared type of the sample's family (Untyped without a
+	// # TYPE line) and Part says which of its series the line is.
+	Type MetricType
+	Part Part
+	// familyLen is the length of the family's name, a prefix of Name:
+	// the fields are packed so that a Page's array of samples stays small.
+	familyLen uint32
 }
+
+// Family is the metric family the line belongs to: Name less a _bucket,
+// _sum, _count, _created or _total suffix when a # TYPE line declared the
+// family without it, else Name.
+func (s *Sample[T]) Family() T { return s.Name[:s.familyLen] }
 
 // Label returns the value of the first label called name.
 func (s *Sample[T]) Label(name string) (T, bool) {
