@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"go.opentelemetry.io/collector/config/configtls"
+	"go.opentelemetry.io/collector/config/confighttp"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 	"k8s.io/apimachinery/pkg/labels"
@@ -34,7 +34,12 @@ const (
 
 // Config configures the inference receiver.
 type Config struct {
+	// collection_interval, initial_delay and timeout (which also bounds
+	// each HTTP request).
 	scraperhelper.ControllerConfig `mapstructure:",squash"`
+	// tls, headers, auth, proxy_url, …: the HTTP client every target is
+	// scraped with (confighttp); endpoint is not used (targets list them).
+	confighttp.ClientConfig `mapstructure:",squash"`
 
 	// Targets are inference servers at fixed endpoints.
 	Targets []TargetConfig `mapstructure:"targets"`
@@ -46,8 +51,6 @@ type Config struct {
 	// holds up the others. Left unset, it is 5s, or collection_interval
 	// when that is shorter.
 	ScrapeTimeout time.Duration `mapstructure:"scrape_timeout"`
-	// TLS applies to https endpoints.
-	TLS configtls.ClientConfig `mapstructure:"tls"`
 	// MaxResponseBytes caps one /metrics response.
 	MaxResponseBytes int64 `mapstructure:"max_response_bytes"`
 	// ErrorLogInterval is how often a failure that persists (a target
@@ -126,6 +129,7 @@ func createDefaultConfig() *Config {
 	cc.CollectionInterval = defaultCollectionInterval
 	return &Config{
 		ControllerConfig: cc,
+		ClientConfig:     confighttp.NewDefaultClientConfig(),
 		Discovery: DiscoveryConfig{
 			APIConfig:             k8sclient.APIConfig{AuthType: k8sclient.AuthServiceAccount},
 			AnnotationPrefix:      defaultAnnotationPrefix,
@@ -164,6 +168,9 @@ var serverChoices = strings.Join(append(append([]string(nil), normalize.Kinds...
 // Validate reports configuration errors at startup.
 func (cfg *Config) Validate() error {
 	var errs []error
+	if cfg.Endpoint != "" {
+		errs = append(errs, fmt.Errorf("endpoint %q is not used by the inference receiver: list servers under targets (or set discovery.enabled)", cfg.Endpoint))
+	}
 	if len(cfg.Targets) == 0 && !cfg.Discovery.Enabled {
 		errs = append(errs, errors.New("no inference servers to scrape: list targets, or set discovery.enabled to find them among this node's pods"))
 	}

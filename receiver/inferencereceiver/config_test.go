@@ -35,6 +35,10 @@ func TestLoadFullConfig(t *testing.T) {
 	want.ScrapeTimeout = 3 * time.Second
 	want.ErrorLogInterval = 10 * time.Minute
 	want.MaxResponseBytes = 4 << 20
+	want.TLS.CAFile = "/etc/otelcol-accel/inference-ca.pem"
+	want.TLS.InsecureSkipVerify = true
+	want.Headers.Set("Authorization", "Bearer vllm-api-key")
+	want.ProxyURL = "http://proxy.internal:3128"
 	want.Targets = []TargetConfig{
 		{Endpoint: "http://10.0.0.7:8000/metrics", Server: "vllm"},
 		{Endpoint: "10.0.0.8:30000", Server: "sglang", Timeout: time.Second},
@@ -112,7 +116,8 @@ func TestScrapeTimeoutFollowsShortInterval(t *testing.T) {
 
 func TestInvalidConfigs(t *testing.T) {
 	tests := map[string][]string{
-		"nothing": {"no inference servers to scrape: list targets, or set discovery.enabled to find them among this node's pods"},
+		"nothing":  {"no inference servers to scrape: list targets, or set discovery.enabled to find them among this node's pods"},
+		"endpoint": {`endpoint "http://10.0.0.7:8000/metrics" is not used by the inference receiver: list servers under targets (or set discovery.enabled)`},
 		"bad_target": {
 			`targets[0]: endpoint "ftp://10.0.0.7/metrics": scheme must be http or https`,
 			`targets[1]: server "ollama": use one of vllm, sglang, triton, tgi, nim, auto`,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 	"slices"
 	"strings"
@@ -18,7 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/otelcol-accel/otelcol-accel/internal/k8sclient"
-
+	"github.com/otelcol-accel/otelcol-accel/internal/promscrape"
 	"github.com/otelcol-accel/otelcol-accel/receiver/inferencereceiver/internal/discovery"
 )
 
@@ -41,7 +40,8 @@ type inferenceScraper struct {
 	logger *zap.Logger
 	opts   options
 
-	client    *http.Client
+	client    *promscrape.Client
+	telemetry component.TelemetrySettings
 	userAgent string
 	emitter   emitter
 	health    *health
@@ -64,6 +64,7 @@ func newScraper(cfg *Config, set receiver.Settings, opts options) *inferenceScra
 		cfg:       cfg,
 		logger:    set.Logger,
 		opts:      opts,
+		telemetry: set.TelemetrySettings,
 		userAgent: "otelcol-accel/" + set.BuildInfo.Version + " (inference receiver)",
 		emitter:   emitter{resourceAttrs: cfg.ResourceAttributes, scopeVersion: set.BuildInfo.Version},
 		health:    newHealth(set.Logger, cfg.ErrorLogInterval),
@@ -73,14 +74,17 @@ func newScraper(cfg *Config, set receiver.Settings, opts options) *inferenceScra
 
 func (s *inferenceScraper) start(ctx context.Context, host component.Host) error {
 	s.host = host
-	tlsCfg, err := s.cfg.TLS.LoadTLSConfig(ctx)
+	// Fails only on configuration (a TLS file that cannot be read, an auth
+	// extension that is not there), never because a server is not up.
+	client, err := promscrape.NewClient(ctx, &s.cfg.ClientConfig, host, s.telemetry, promscrape.ClientOptions{
+		Accept:       promscrape.AcceptTextOrOpenMetrics,
+		UserAgent:    s.userAgent,
+		MaxBodyBytes: s.cfg.MaxResponseBytes,
+	})
 	if err != nil {
-		return fmt.Errorf("inference receiver tls: %w", err)
+		return fmt.Errorf("inference receiver http client: %w", err)
 	}
-	transport := http.DefaultTransport.(*http.Transport).Clone()
-	transport.TLSClientConfig = tlsCfg
-	transport.MaxIdleConnsPerHost = 2
-	s.client = &http.Client{Transport: transport}
+	s.client = client
 
 	for _, tc := range s.cfg.Targets {
 		u, err := tc.url()
@@ -165,7 +169,7 @@ func (s *inferenceScraper) scrape(ctx context.Context) (pmetric.Metrics, error) 
 	var wg sync.WaitGroup
 	for i, t := range targets {
 		wg.Go(func() {
-			text, err := t.fetch(ctx, s.client, s.cfg.MaxResponseBytes, s.userAgent)
+			text, err := t.fetch(ctx, s.client)
 			if err != nil {
 				results[i] = scrapeResult{err: err}
 				return

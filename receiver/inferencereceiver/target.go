@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -88,36 +86,26 @@ func failf(format string, args ...any) *fetchError {
 	return &fetchError{reason: fmt.Sprintf(format, args...)}
 }
 
-const acceptHeader = "text/plain;version=0.0.4;q=1,application/openmetrics-text;version=1.0.0;q=0.5,*/*;q=0.1"
-
 // fetch gets the target's exposition text.
-func (t *target) fetch(ctx context.Context, client *http.Client, maxBytes int64, userAgent string) (string, error) {
+func (t *target) fetch(ctx context.Context, client *promscrape.Client) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, t.timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.url, nil)
-	if err != nil {
-		return "", failf("bad request: %v", err)
+	text, err := client.Fetch(ctx, t.url)
+	var (
+		status   *promscrape.StatusError
+		tooLarge *promscrape.BodyTooLargeError
+	)
+	switch {
+	case err == nil:
+		return text, nil
+	case errors.As(err, &status):
+		return "", failf("answered HTTP %s instead of metrics", status.Status)
+	case errors.As(err, &tooLarge):
+		return "", failf("response larger than max_response_bytes (%d)", tooLarge.Limit)
+	case text != "":
+		return "", failf("response cut off after %d bytes: %s", len(text), describeNetError(err, t.timeout))
 	}
-	req.Header.Set("Accept", acceptHeader)
-	req.Header.Set("User-Agent", userAgent)
-	resp, err := client.Do(req)
-	if err != nil {
-		return "", failf("unreachable: %s", describeNetError(err, t.timeout))
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		// Drain a little so the connection can be reused.
-		_, _ = io.CopyN(io.Discard, resp.Body, 4096)
-		return "", failf("answered HTTP %s instead of metrics", resp.Status)
-	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBytes+1))
-	if err != nil {
-		return "", failf("response cut off after %d bytes: %s", len(body), describeNetError(err, t.timeout))
-	}
-	if int64(len(body)) > maxBytes {
-		return "", failf("response larger than max_response_bytes (%d)", maxBytes)
-	}
-	return string(body), nil
+	return "", failf("unreachable: %s", describeNetError(err, t.timeout))
 }
 
 func describeNetError(err error, timeout time.Duration) string {
