@@ -101,7 +101,7 @@ func (h *health) note(key, kind string, now time.Time, msg string, fields ...zap
 // report sends the component's status when the set of failing targets
 // changed since the last report: RecoverableError naming each with its
 // reason, or OK once all recover.
-func (h *health) report(host component.Host, _ time.Time) {
+func (h *health) report(host component.Host) {
 	if host == nil {
 		return
 	}

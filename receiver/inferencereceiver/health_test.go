@@ -22,7 +22,7 @@ func TestHealthReportsOncePerScrapeAndSaysWhatItHeldBack(t *testing.T) {
 	// One scrape, two targets down: one status event naming both.
 	h.fail("pod-a", "http://10.0.0.1:8000/metrics", "unreachable: connection refused", now)
 	h.fail("pod-b", "http://10.0.0.2:8000/metrics", "answered HTTP 503", now)
-	h.report(host, now)
+	h.report(host)
 	require.Len(t, host.Events(), 1)
 	assert.EqualError(t, host.Last().Err(),
 		"http://10.0.0.1:8000/metrics: unreachable: connection refused; http://10.0.0.2:8000/metrics: answered HTTP 503")
@@ -31,7 +31,7 @@ func TestHealthReportsOncePerScrapeAndSaysWhatItHeldBack(t *testing.T) {
 	for i := 1; i <= 4; i++ {
 		now = now.Add(15 * time.Second)
 		h.fail("pod-a", "http://10.0.0.1:8000/metrics", "unreachable: i/o timeout", now)
-		h.report(host, now)
+		h.report(host)
 	}
 	assert.Len(t, host.Events(), 1, "a changed reason is no new report")
 	var msgs []string
@@ -47,7 +47,7 @@ func TestHealthReportsOncePerScrapeAndSaysWhatItHeldBack(t *testing.T) {
 	// pod-b goes away, pod-a recovers: OK, and the recovery is logged.
 	h.forget("pod-b")
 	h.ok("pod-a", now)
-	h.report(host, now)
+	h.report(host)
 	assert.Equal(t, []componentstatus.Status{componentstatus.StatusRecoverableError, componentstatus.StatusOK}, host.Statuses())
 	assert.Equal(t, 1, logs.FilterMessage("Inference server scraped again").Len())
 
@@ -63,9 +63,9 @@ func TestHealthWaitsForTheHost(t *testing.T) {
 	h := newHealth(zap.NewNop(), time.Minute)
 	now := time.Unix(0, 0)
 	h.fail("kubernetes", "Kubernetes API", "node_name is empty", now)
-	h.report(nil, now) // before Start
+	h.report(nil) // before Start
 	host := &componenthealthtest.Host{}
-	h.report(host, now)
+	h.report(host)
 	require.Len(t, host.Events(), 1)
 	assert.EqualError(t, host.Last().Err(), "Kubernetes API: node_name is empty")
 }

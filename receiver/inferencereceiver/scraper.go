@@ -194,7 +194,7 @@ func (s *inferenceScraper) scrape(ctx context.Context) (pmetric.Metrics, error) 
 		}
 		s.emitter.emit(md, t, r.kind, r.outputs)
 	}
-	s.health.report(s.host, now)
+	s.health.report(s.host)
 	return md, nil
 }
 
