@@ -111,7 +111,11 @@ func readText(r io.Reader, hint int) (string, error) {
 	buf := make([]byte, 0, hint)
 	for {
 		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
+			// Double: append grows a large slice by a quarter at a time,
+			// which for a page of unknown length copies it many times.
+			grown := make([]byte, len(buf), 2*cap(buf))
+			copy(grown, buf)
+			buf = grown
 		}
 		n, err := r.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
