@@ -59,10 +59,16 @@ func TestEventsFollowsAGrowingFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.WriteString(otherLine + "\n" + findingLine[:40])
+	if _, err := f.WriteString(otherLine + "\n" + findingLine[:40]); err != nil {
+		t.Fatal(err)
+	}
 	time.Sleep(700 * time.Millisecond)
-	f.WriteString(findingLine[40:] + "\n" + healthLine + "\n")
-	f.Close()
+	if _, err := f.WriteString(findingLine[40:] + "\n" + healthLine + "\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
 	deadline := time.Now().Add(5 * time.Second)
 	for strings.Count(out.String(), "\n") < 2 && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)

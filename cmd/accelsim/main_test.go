@@ -69,7 +69,9 @@ func TestValidate(t *testing.T) {
 		t.Fatalf("demo fleet: %v\n%s", err, out)
 	}
 	bad := filepath.Join(t.TempDir(), "fleet.yaml")
-	os.WriteFile(bad, []byte("nodes:\n  - name: a\n    instance_type: p5.48xlarge\n  - name: b\n    instance_type: p4d.24xlarge\n    gpus:\n      model: H300\n"), 0o644)
+	if err := os.WriteFile(bad, []byte("nodes:\n  - name: a\n    instance_type: p5.48xlarge\n  - name: b\n    instance_type: p4d.24xlarge\n    gpus:\n      model: H300\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command(binary, "validate", bad)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -90,7 +92,9 @@ func TestValidate(t *testing.T) {
 // and a clean exit on SIGTERM.
 func TestNeuronMonitorSubprocess(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "monitor.conf")
-	os.WriteFile(cfg, []byte(`{"period":"200ms","neuron_runtimes":[{"tag_filter":".*","metrics":[{"type":"neuroncore_counters"},{"type":"execution_stats"}]}],"system_metrics":[{"type":"neuron_hw_counters"}]}`), 0o644)
+	if err := os.WriteFile(cfg, []byte(`{"period":"200ms","neuron_runtimes":[{"tag_filter":".*","metrics":[{"type":"neuroncore_counters"},{"type":"execution_stats"}]}],"system_metrics":[{"type":"neuron_hw_counters"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command(binary, "neuron-monitor", "-c", cfg)
 	cmd.Env = append(os.Environ(), "ACCELSIM_SCENARIO="+trn2Scenario, "ACCELSIM_NODE=neuron-trn2-a", "ACCELSIM_SPEED=60")
 	stdout, err := cmd.StdoutPipe()
@@ -141,7 +145,9 @@ func TestNeuronMonitorSubprocess(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	go io.Copy(io.Discard, stdout)
+	// Drain what is left so the child never blocks on a full pipe; the copy
+	// ends with an error once Wait closes the pipe, which is expected.
+	go func() { _, _ = io.Copy(io.Discard, stdout) }()
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("exit after SIGTERM: %v\n%s", err, stderr.String())
 	}
@@ -149,7 +155,9 @@ func TestNeuronMonitorSubprocess(t *testing.T) {
 
 func TestNeuronMonitorBadInput(t *testing.T) {
 	cfg := filepath.Join(t.TempDir(), "monitor.conf")
-	os.WriteFile(cfg, []byte(`{"period":"1s","neuron_runtimes":[{"metrics":[{"type":"gpu_util"}]}]}`), 0o644)
+	if err := os.WriteFile(cfg, []byte(`{"period":"1s","neuron_runtimes":[{"metrics":[{"type":"gpu_util"}]}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	env := append(os.Environ(), "ACCELSIM_SCENARIO="+demoScenario, "ACCELSIM_NODE=neuron-inf2-a")
 	cases := []struct {
 		args []string
@@ -188,7 +196,9 @@ func TestServe(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer cmd.Process.Kill()
+	// A safety net for a failed test: after a clean exit Kill reports
+	// os.ErrProcessDone, which is nothing to act on.
+	defer func() { _ = cmd.Process.Kill() }()
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	want := "accelsim ready: " + filepath.Join(dir, "endpoints.json") + "\n"
 	if err != nil || line != want {
@@ -253,7 +263,9 @@ func TestServe(t *testing.T) {
 	// The node's neuron-monitor wrapper takes the real binary's flags.
 	inf2, _ := f.Node("neuron-inf2-a")
 	cfg := filepath.Join(dir, "nm.json")
-	os.WriteFile(cfg, []byte(`{"period":"100ms","neuron_runtimes":[{"metrics":[{"type":"neuroncore_counters"}]}]}`), 0o644)
+	if err := os.WriteFile(cfg, []byte(`{"period":"100ms","neuron_runtimes":[{"metrics":[{"type":"neuroncore_counters"}]}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	nm := exec.Command(inf2.NeuronMonitor.Path, "-c", cfg)
 	nmOut, _ := nm.StdoutPipe()
 	if err := nm.Start(); err != nil {
@@ -263,9 +275,14 @@ func TestServe(t *testing.T) {
 	if err != nil || !strings.Contains(first, `"neuron_runtime_tag":"llama-inf2"`) {
 		t.Errorf("wrapper report: %v %.200s", err, first)
 	}
-	nm.Process.Signal(syscall.SIGTERM)
-	go io.Copy(io.Discard, nmOut)
-	nm.Wait()
+	if err := nm.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Errorf("SIGTERM to the wrapper: %v", err)
+	}
+	// As above: drain, and expect the copy to end when Wait closes the pipe.
+	go func() { _, _ = io.Copy(io.Discard, nmOut) }()
+	if err := nm.Wait(); err != nil {
+		t.Errorf("wrapper exit after SIGTERM: %v", err)
+	}
 
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -287,7 +304,9 @@ func TestServe(t *testing.T) {
 
 func TestServeRejectsBadScenarioWithPosition(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "f.yaml")
-	os.WriteFile(bad, []byte("nodes:\n  - name: a\n    instance_type: p5.48xlarge\n    failures: [{gpu: 12, at: 1m, xid: 79}]\n"), 0o644)
+	if err := os.WriteFile(bad, []byte("nodes:\n  - name: a\n    instance_type: p5.48xlarge\n    failures: [{gpu: 12, at: 1m, xid: 79}]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	out, err := exec.Command(binary, "serve", "--scenario", bad, "--state-dir", t.TempDir()).CombinedOutput()
 	if exitCode(err) != exitUsage || !strings.Contains(string(out), "f.yaml:4: nodes[0].failures[0].gpu: GPU 12 does not exist") {
 		t.Errorf("exit %d: %s", exitCode(err), out)

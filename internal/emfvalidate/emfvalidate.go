@@ -328,10 +328,10 @@ func checkDistribution(raw json.RawMessage) error {
 		return errors.Join(errs...)
 	}
 	if stats["Min"] > stats["Max"] {
-		return fmt.Errorf("Min %v greater than Max %v", stats["Min"], stats["Max"])
+		return fmt.Errorf("value object has Min %v greater than Max %v", stats["Min"], stats["Max"])
 	}
 	if stats["Count"] <= 0 {
-		return fmt.Errorf("Count is %v (want > 0)", stats["Count"])
+		return fmt.Errorf("value object has Count %v (want > 0)", stats["Count"])
 	}
 	_, hasV := obj["Values"]
 	_, hasC := obj["Counts"]
@@ -340,19 +340,19 @@ func checkDistribution(raw json.RawMessage) error {
 	}
 	var values, counts []json.Number
 	if bytes.Contains(obj["Values"], []byte(`"`)) || bytes.Contains(obj["Counts"], []byte(`"`)) {
-		return errors.New("Values and Counts must hold numbers, not strings")
+		return errors.New("value object's Values and Counts must hold numbers, not strings")
 	}
 	if err := strictUnmarshal(obj["Values"], &values); err != nil {
-		return fmt.Errorf("Values: %w", err)
+		return fmt.Errorf("value object's Values: %w", err)
 	}
 	if err := strictUnmarshal(obj["Counts"], &counts); err != nil {
-		return fmt.Errorf("Counts: %w", err)
+		return fmt.Errorf("value object's Counts: %w", err)
 	}
 	if len(values) == 0 || len(values) > MaxValuesPerArray {
-		return fmt.Errorf("Values has %d entries (want 1 to %d)", len(values), MaxValuesPerArray)
+		return fmt.Errorf("value object has %d Values (want 1 to %d)", len(values), MaxValuesPerArray)
 	}
 	if len(counts) != len(values) {
-		return fmt.Errorf("Counts has %d entries for %d Values", len(counts), len(values))
+		return fmt.Errorf("value object has %d Counts for %d Values", len(counts), len(values))
 	}
 	seen := map[float64]bool{}
 	total := 0.0
@@ -378,7 +378,7 @@ func checkDistribution(raw json.RawMessage) error {
 		total += c
 	}
 	if math.Abs(total-stats["Count"]) > 1e-9*math.Max(1, total) {
-		return fmt.Errorf("Count %v is not the sum of Counts (%v)", stats["Count"], total)
+		return fmt.Errorf("value object's Count %v is not the sum of its Counts (%v)", stats["Count"], total)
 	}
 	return nil
 }

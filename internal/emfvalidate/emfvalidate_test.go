@@ -21,9 +21,9 @@ func TestValidDocument(t *testing.T) {
 // Every rule must be able to fail, or the fake server would wave bad events
 // through.
 func TestEveryRuleCanFail(t *testing.T) {
-	replace := func(old, new string) string {
-		require.Contains(t, valid, old)
-		return strings.Replace(valid, old, new, 1)
+	replace := func(from, to string) string {
+		require.Contains(t, valid, from)
+		return strings.Replace(valid, from, to, 1)
 	}
 	cases := map[string]string{
 		"not JSON":                   `{"_aws":`,

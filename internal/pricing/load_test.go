@@ -60,7 +60,9 @@ func TestWatcherReloadsOnChangeAndKeepsLastGoodTable(t *testing.T) {
 
 func TestNewWatcherRejectsBrokenFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "prices.yaml")
-	os.WriteFile(path, []byte("prices:\n  - instance_type: x\n    price_per_hour: 3\n    bogus: 1\n"), 0o600)
+	if err := os.WriteFile(path, []byte("prices:\n  - instance_type: x\n    price_per_hour: 3\n    bogus: 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := NewWatcher([]string{path}, Options{}); err == nil || !strings.Contains(err.Error(), "prices.yaml:4") {
 		t.Fatalf("got %v", err)
 	}

@@ -110,7 +110,7 @@ func ParseCSV(name string, r io.Reader) ([]parsedRow, error) {
 			errs.add(name, csvLine(err), "%v", unwrapCSV(err))
 			// encoding/csv cannot resynchronise after a quoting error.
 			var pe *csv.ParseError
-			if errors.As(err, &pe) && pe.Err != csv.ErrFieldCount {
+			if errors.As(err, &pe) && !errors.Is(pe.Err, csv.ErrFieldCount) {
 				break
 			}
 			continue

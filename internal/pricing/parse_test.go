@@ -1,6 +1,7 @@
 package pricing
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,8 +76,12 @@ func TestYAMLAndCSVAgree(t *testing.T) {
 	dir := t.TempDir()
 	csvPath := filepath.Join(dir, "p.csv")
 	yamlPath := filepath.Join(dir, "p.yaml")
-	os.WriteFile(csvPath, []byte("instance_type,region,price_per_hour,accelerator_count,accelerator_model,accelerator_memory_gb,cores_per_accelerator,price_factor,source,date\nx.large,eu-west-1,8,2,L4,24,0,0.5,quote,2026-01-02\n"), 0o600)
-	os.WriteFile(yamlPath, []byte("prices:\n  - instance_type: x.large\n    region: eu-west-1\n    price_per_hour: 8\n    accelerator_count: 2\n    accelerator_model: L4\n    accelerator_memory_gb: 24\n    cores_per_accelerator: 0\n    price_factor: 0.5\n    source: quote\n    date: 2026-01-02\n"), 0o600)
+	if err := os.WriteFile(csvPath, []byte("instance_type,region,price_per_hour,accelerator_count,accelerator_model,accelerator_memory_gb,cores_per_accelerator,price_factor,source,date\nx.large,eu-west-1,8,2,L4,24,0,0.5,quote,2026-01-02\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(yamlPath, []byte("prices:\n  - instance_type: x.large\n    region: eu-west-1\n    price_per_hour: 8\n    accelerator_count: 2\n    accelerator_model: L4\n    accelerator_memory_gb: 24\n    cores_per_accelerator: 0\n    price_factor: 0.5\n    source: quote\n    date: 2026-01-02\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	a, err := Load([]string{csvPath}, Options{WithoutBundled: true})
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +99,7 @@ func TestYAMLAndCSVAgree(t *testing.T) {
 }
 
 func TestLoadWithoutAnything(t *testing.T) {
-	if _, err := Load(nil, Options{WithoutBundled: true}); err != ErrNoFiles {
+	if _, err := Load(nil, Options{WithoutBundled: true}); !errors.Is(err, ErrNoFiles) {
 		t.Fatalf("got %v", err)
 	}
 	if _, err := Load([]string{"/nonexistent/prices.csv"}, Options{}); err == nil || !strings.Contains(err.Error(), "/nonexistent/prices.csv: cannot read") {

@@ -63,7 +63,7 @@ func TestShippedConfigsValidate(t *testing.T) {
 // that names the component and what to change.
 func TestConfigErrorFailsFastWithAnActionableMessage(t *testing.T) {
 	bad := filepath.Join(t.TempDir(), "bad.yaml")
-	os.WriteFile(bad, []byte(`
+	if err := os.WriteFile(bad, []byte(`
 receivers:
   dcgm:
     source: dcgm
@@ -76,7 +76,9 @@ exporters:
 service:
   pipelines:
     metrics: {receivers: [dcgm], processors: [accelerator_cost], exporters: [debug]}
-`), 0o644)
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	out, err := exec.Command(e2etest.CollectorBinary(t), "validate", "--config", bad).CombinedOutput()
 	if err == nil {
 		t.Fatalf("a bad config was accepted:\n%s", out)

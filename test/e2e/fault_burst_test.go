@@ -113,7 +113,7 @@ processors:
 	dcgm.SetUpstream(t, big.DCGMExporterURL)
 	kubelet.SetTarget(big.PodResourcesSocket)
 	switched := time.Now()
-	next = waitAll("80 GPUs after the burst", next, gpus(big))
+	waitAll("80 GPUs after the burst", next, gpus(big))
 	t.Logf("all 80 GPUs exported with their pods %s after the burst", time.Since(switched).Round(100*time.Millisecond))
 
 	// Keep it up for a few more scrapes, watching memory.

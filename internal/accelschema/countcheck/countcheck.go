@@ -72,7 +72,7 @@ func newChecker() *checker {
 		onChild:  map[string]map[seriesKey]string{},
 
 		parentTotals: map[string]map[string]bool{},
-		shares:   map[shareKey]float64{},
+		shares:       map[shareKey]float64{},
 	}
 }
 

@@ -85,9 +85,9 @@ func (m *GPUModel) MIGProfileNames() []string {
 // GB of the 1-, 2-, 4- and 8-memory-slice profiles.
 func migProfiles(totalMiB int64, gb1, gb2, gb4, gb8 int) []MIGProfile {
 	slice := totalMiB / 8
-	mk := func(name string, id, c, m, max int) MIGProfile {
+	mk := func(name string, id, c, m, maxInstances int) MIGProfile {
 		// The usable memory of an instance is a little less than its slices.
-		return MIGProfile{Name: name, ID: id, ComputeSlices: c, MemorySlices: m, Max: max, MemoryMiB: slice * int64(m) * 97 / 100}
+		return MIGProfile{Name: name, ID: id, ComputeSlices: c, MemorySlices: m, Max: maxInstances, MemoryMiB: slice * int64(m) * 97 / 100}
 	}
 	return []MIGProfile{
 		mk(fmt.Sprintf("1g.%dgb", gb1), 19, 1, 1, 7),

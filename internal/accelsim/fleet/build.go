@@ -114,8 +114,8 @@ func (f *Fleet) buildNode(sn *scenario.Node, name string) (*Node, error) {
 	for i := 0; i < count; i++ {
 		g := &GPU{Node: n, Index: i, Minor: i, NUMA: i * 2 / count}
 		g.UUID = "GPU-" + detrand.UUID(seed, "gpu", name, i)
-		switch {
-		case count == 8:
+		switch count {
+		case 8:
 			g.PCIBusID = fmt.Sprintf("00000000:%02X:00.0", pciBuses8[i])
 		default:
 			g.PCIBusID = fmt.Sprintf("%08X:%02X:00.0", i/200, 0x10+i%200)

@@ -50,7 +50,7 @@ func fetch(t *testing.T, url string) string {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 {
+	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("%s: %d %s", url, resp.StatusCode, b)
 	}
 	return string(b)
@@ -213,7 +213,7 @@ func TestConcurrentScrapes(t *testing.T) {
 					return
 				}
 				defer resp.Body.Close()
-				if _, err := io.Copy(io.Discard, resp.Body); err != nil || resp.StatusCode != 200 {
+				if _, err := io.Copy(io.Discard, resp.Body); err != nil || resp.StatusCode != http.StatusOK {
 					errs <- fmt.Errorf("%s: %d %v", u, resp.StatusCode, err)
 				}
 			}(u)

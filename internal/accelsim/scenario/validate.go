@@ -519,7 +519,8 @@ func (v *validator) workload(w *Workload, path string, hasDevices bool) {
 		return
 	}
 	only := func(field, profile string, set bool) {
-		if set && w.Profile != profile && !(profile == "training" && IsTraining(w.Profile)) {
+		applies := w.Profile == profile || profile == "training" && IsTraining(w.Profile)
+		if set && !applies {
 			v.errorf(path+"."+field, "%s applies to the %s profile, not %s", field, profile, w.Profile)
 		}
 	}

@@ -21,20 +21,3 @@ func (a *accumulator) at(t float64, rate func(k int64) float64) float64 {
 	}
 	return a.sum + rate(k)*(t-float64(k)*TickSeconds)
 }
-
-// counter sums integer events per tick over the complete ticks before k.
-type counter struct {
-	tick int64
-	sum  int64
-}
-
-func (c *counter) at(k int64, events func(k int64) int64) int64 {
-	if k < c.tick {
-		c.tick, c.sum = 0, 0
-	}
-	for c.tick < k {
-		c.sum += events(c.tick)
-		c.tick++
-	}
-	return c.sum
-}

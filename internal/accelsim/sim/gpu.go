@@ -127,12 +127,12 @@ func (gm *gpuModel) health(t float64) health {
 		if f.At.Seconds() > t {
 			break
 		}
-		switch {
-		case f.RowRemap == scenario.RowRemapPending:
+		switch f.RowRemap {
+		case scenario.RowRemapPending:
 			// A row remap is recorded with XID 63 and applied at the next reset.
 			h.lastXID, h.pending = 63, true
 			h.uncorrRows++
-		case f.RowRemap == scenario.RowRemapFailed:
+		case scenario.RowRemapFailed:
 			h.lastXID, h.failed = 64, true
 			h.uncorrRows++
 		default:

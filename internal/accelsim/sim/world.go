@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"github.com/otelcol-accel/otelcol-accel/internal/accelschema"
-	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/catalog"
 	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/detrand"
 	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/fleet"
 	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/scenario"
@@ -72,9 +71,6 @@ func NewWorld(f *fleet.Fleet) *World {
 	}
 	return w
 }
-
-// Pod returns the model of a pod's workload.
-func (w *World) podModel(p *fleet.Pod) *podModel { return w.pods[p] }
 
 // unit is what one consumer set shares: a whole GPU or one MIG instance.
 type unit struct {
@@ -203,9 +199,6 @@ func modelSpeed(model string) float64 {
 func neuronFatal(f fleet.Failure) bool {
 	return f.ECC == scenario.ECCMemUncorrected || f.ECC == scenario.ECCSRAMUncorrected
 }
-
-// gpuModelOf returns the catalogue model of a node (nil on Neuron nodes).
-func gpuModelOf(n *fleet.Node) *catalog.GPUModel { return n.Model }
 
 // holderWeight is the nominal fraction of a unit the pod holds: all of it,
 // its replicas out of the GPU's replicas, or an equal part of a shared claim.

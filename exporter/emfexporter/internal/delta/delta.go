@@ -285,9 +285,9 @@ const (
 	actDrop
 )
 
-// decide applies the rules of the package comment. comparable is false when
+// decide applies the rules of the package comment. subtractable is false when
 // the new point cannot be subtracted from the old one (bounds changed).
-func (c *Converter) decide(prev *state, start, ts pcommon.Timestamp, decreased func() bool, comparable bool) action {
+func (c *Converter) decide(prev *state, start, ts pcommon.Timestamp, decreased func() bool, subtractable bool) action {
 	if prev == nil {
 		switch c.opts.FirstPoint {
 		case FirstPointEmit:
@@ -308,7 +308,7 @@ func (c *Converter) decide(prev *state, start, ts pcommon.Timestamp, decreased f
 		}
 		return actBaseline
 	}
-	if !comparable {
+	if !subtractable {
 		return actBaseline
 	}
 	if decreased() {
@@ -378,13 +378,13 @@ func (p pass) sum(dp pmetric.NumberDataPoint) bool {
 	default:
 		return true
 	}
-	comparable := prev == nil || prev.isInt == cur.isInt
+	subtractable := prev == nil || prev.isInt == cur.isInt
 	act := p.c.decide(prev, cur.start, cur.last, func() bool {
 		if cur.isInt {
 			return cur.intVal < prev.intVal
 		}
 		return cur.dblVal < prev.dblVal
-	}, comparable)
+	}, subtractable)
 	if act == actValue && prev != nil {
 		p.st.Resets++
 	}
@@ -415,7 +415,7 @@ func (p pass) histogram(dp pmetric.HistogramDataPoint) bool {
 		hasMin: dp.HasMin(), min: dp.Min(), hasMax: dp.HasMax(), max: dp.Max(),
 		bounds: dp.ExplicitBounds().AsRaw(), buckets: dp.BucketCounts().AsRaw(),
 	}
-	comparable := prev == nil || (equalFloats(prev.bounds, cur.bounds) && len(prev.buckets) == len(cur.buckets))
+	subtractable := prev == nil || (equalFloats(prev.bounds, cur.bounds) && len(prev.buckets) == len(cur.buckets))
 	act := p.c.decide(prev, cur.start, cur.last, func() bool {
 		if cur.count < prev.count {
 			return true
@@ -426,7 +426,7 @@ func (p pass) histogram(dp pmetric.HistogramDataPoint) bool {
 			}
 		}
 		return false
-	}, comparable)
+	}, subtractable)
 	if act == actValue && prev != nil {
 		p.st.Resets++
 	}
@@ -476,7 +476,7 @@ func (p pass) exponential(dp pmetric.ExponentialHistogramDataPoint) bool {
 		pos: expBuckets{offset: dp.Positive().Offset(), counts: dp.Positive().BucketCounts().AsRaw()},
 		neg: expBuckets{offset: dp.Negative().Offset(), counts: dp.Negative().BucketCounts().AsRaw()},
 	}
-	comparable := prev == nil || prev.zeroThreshold == cur.zeroThreshold
+	subtractable := prev == nil || prev.zeroThreshold == cur.zeroThreshold
 	var pos, neg expBuckets
 	scale := cur.scale
 	act := p.c.decide(prev, cur.start, cur.last, func() bool {
@@ -485,7 +485,7 @@ func (p pass) exponential(dp pmetric.ExponentialHistogramDataPoint) bool {
 		pos, okP = subtract(cur.pos.downscale(cur.scale-scale), prev.pos.downscale(prev.scale-scale))
 		neg, okN = subtract(cur.neg.downscale(cur.scale-scale), prev.neg.downscale(prev.scale-scale))
 		return !okP || !okN || cur.count < prev.count || cur.zeroCount < prev.zeroCount
-	}, comparable)
+	}, subtractable)
 	if act == actValue && prev != nil {
 		p.st.Resets++
 	}

@@ -11,6 +11,7 @@
 package emf
 
 import (
+	"errors"
 	"slices"
 	"sort"
 	"strconv"
@@ -337,7 +338,7 @@ func addDistributions[P point, S interface {
 }
 
 func (e *Encoder) addDistribution(d Distribution, err error, mi *metricInfo, g *group, st *Stats, skip func(string, string)) {
-	if err == errNoObservations {
+	if errors.Is(err, errNoObservations) {
 		st.Empty++
 		return
 	}

@@ -13,10 +13,7 @@ import (
 // Fixtures shared by the tests, the fuzz seeds and the benchmark: what the
 // receivers and processors of this project emit for a small fleet.
 
-var (
-	testTime  = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	testStart = testTime.Add(-time.Hour)
-)
+var testTime = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // projectOptions mirrors the exporter's default configuration.
 func projectOptions() Options {

@@ -142,7 +142,7 @@ func meanOnly(count uint64, hasSum bool, sum float64, lim limits) (Distribution,
 	if count == 0 {
 		return Distribution{}, errNoObservations
 	}
-	mean := 0.0
+	var mean float64
 	switch {
 	case hasSum:
 		mean = sum / float64(count)
@@ -239,20 +239,20 @@ func (d Distribution) finish(lim limits, hasSum bool, sum float64) (Distribution
 	return d, nil
 }
 
-// Split cuts a distribution with more than max values into consecutive
-// pieces of at most max values. Each piece keeps its share: counts add up to
+// Split cuts a distribution with more than maxValues values into consecutive
+// pieces of at most maxValues values. Each piece keeps its share: counts add up to
 // Count, sums add up to Sum (each piece gets its estimated sum plus a
 // count-weighted share of the difference between the true and estimated
 // sum), the first piece keeps Min and the last keeps Max, and every piece's
 // Min and Max bracket its own values.
-func (d Distribution) Split(max int) []Distribution {
-	if len(d.Values) <= max {
+func (d Distribution) Split(maxValues int) []Distribution {
+	if len(d.Values) <= maxValues {
 		return []Distribution{d}
 	}
-	pieces := make([]Distribution, 0, (len(d.Values)+max-1)/max)
+	pieces := make([]Distribution, 0, (len(d.Values)+maxValues-1)/maxValues)
 	est := 0.0
-	for start := 0; start < len(d.Values); start += max {
-		end := min(start+max, len(d.Values))
+	for start := 0; start < len(d.Values); start += maxValues {
+		end := min(start+maxValues, len(d.Values))
 		p := Distribution{Values: d.Values[start:end], Counts: d.Counts[start:end]}
 		for i, v := range p.Values {
 			p.Count += p.Counts[i]

@@ -108,21 +108,21 @@ func FuzzEncode(f *testing.F) {
 	require.NoError(f, err)
 	f.Add(seed, 4096)
 	f.Add([]byte{}, 100)
-	f.Fuzz(func(t *testing.T, data []byte, max int) {
+	f.Fuzz(func(t *testing.T, data []byte, maxBytes int) {
 		logs, err := (&plog.ProtoUnmarshaler{}).UnmarshalLogs(data)
 		if err != nil {
 			return
 		}
-		max = 256 + (max&0xffff)%(1<<16)
-		enc := Encoder{MaxEventBytes: max}
+		maxBytes = 256 + (maxBytes&0xffff)%(1<<16)
+		enc := Encoder{MaxEventBytes: maxBytes}
 		for i := 0; i < logs.ResourceLogs().Len(); i++ {
 			rl := logs.ResourceLogs().At(i)
 			for j := 0; j < rl.ScopeLogs().Len(); j++ {
 				sl := rl.ScopeLogs().At(j)
 				for k := 0; k < sl.LogRecords().Len(); k++ {
 					msg, _, _ := enc.Encode(rl.Resource(), sl.Scope(), sl.LogRecords().At(k), now)
-					if len(msg) > max {
-						t.Fatalf("event of %d bytes exceeds %d", len(msg), max)
+					if len(msg) > maxBytes {
+						t.Fatalf("event of %d bytes exceeds %d", len(msg), maxBytes)
 					}
 					var m map[string]any
 					if err := json.Unmarshal(msg, &m); err != nil {
