@@ -15,9 +15,9 @@ type Backoff struct {
 	next    time.Time
 }
 
-// New returns a backoff starting at initial and doubling up to max.
-func New(initial, max time.Duration) *Backoff {
-	return &Backoff{Initial: initial, Max: max}
+// New returns a backoff starting at initial and doubling up to maxWait.
+func New(initial, maxWait time.Duration) *Backoff {
+	return &Backoff{Initial: initial, Max: maxWait}
 }
 
 // Ready reports whether an attempt may be made at now.
@@ -26,8 +26,8 @@ func (b *Backoff) Ready(now time.Time) bool { return !now.Before(b.next) }
 // Failed records a failed attempt at now and returns the wait before the
 // next one.
 func (b *Backoff) Failed(now time.Time) time.Duration {
-	switch {
-	case b.current == 0:
+	switch b.current {
+	case 0:
 		b.current = b.Initial
 	default:
 		b.current *= 2

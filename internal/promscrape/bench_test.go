@@ -28,9 +28,10 @@ func BenchmarkReader(b *testing.B) {
 				r.Reset(src)
 				samples = 0
 				for en := r.Next(); en != EntryEnd; en = r.Next() {
-					if en == EntrySample {
+					switch en {
+					case EntrySample:
 						samples++
-					} else if en == EntryInvalid {
+					case EntryInvalid:
 						b.Fatal(r.Invalid())
 					}
 				}

@@ -147,7 +147,7 @@ func BenchmarkProcessMetrics(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			h, src := benchNode(b, shared)
 			points := src.DataPointCount()
-			batch := pmetric.NewMetrics()
+			var batch pmetric.Metrics
 			ctx := context.Background()
 			b.ReportAllocs()
 			b.ResetTimer()

@@ -12,6 +12,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
+	mockserver "github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component/componentstatus"
@@ -70,7 +71,7 @@ func TestDCGMExporterMIGJoinedThroughNVMLSourceResources(t *testing.T) {
 // series are placed without any NVML-source resource.
 func TestDCGMExporterMIGJoinedThroughNVML(t *testing.T) {
 	server := dgxa100.New()
-	parent := server.Devices[3].(*dgxa100.Device)
+	parent := server.Devices[3].(*mockserver.Device)
 	migDev := &mock.Device{
 		IsMigDeviceHandleFunc:                  func() (bool, nvml.Return) { return true, nvml.SUCCESS },
 		GetDeviceHandleFromMigDeviceHandleFunc: func() (nvml.Device, nvml.Return) { return parent, nvml.SUCCESS },

@@ -91,10 +91,14 @@ func BenchmarkProcessMetrics(b *testing.B) {
 			if err := p.Start(context.Background(), componenttest.NewNopHost()); err != nil {
 				b.Fatal(err)
 			}
-			defer p.Shutdown(context.Background())
+			b.Cleanup(func() {
+				if err := p.Shutdown(context.Background()); err != nil {
+					b.Error(err)
+				}
+			})
 			template := fleetBatch(nodes)
 			points := template.DataPointCount()
-			md := pmetric.NewMetrics()
+			var md pmetric.Metrics
 			b.ReportAllocs()
 			b.ResetTimer()
 			var busy time.Duration

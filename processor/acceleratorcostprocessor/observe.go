@@ -2,7 +2,6 @@ package acceleratorcostprocessor
 
 import (
 	"math"
-	"strings"
 
 	"github.com/cespare/xxhash/v2"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -445,18 +444,3 @@ func isPartitionNone(partType string) bool {
 }
 
 func isMIG(partType string) bool { return partType == s.PartitionMIG }
-
-// describeDevice is a short "hw.id on node" for log lines.
-func (id identity) describeDevice() string {
-	var b strings.Builder
-	b.WriteString(id.hwID)
-	if id.partID != "" && id.partID != id.hwID {
-		b.WriteString(" partition ")
-		b.WriteString(id.partID)
-	}
-	if id.nodeName != "" {
-		b.WriteString(" on ")
-		b.WriteString(id.nodeName)
-	}
-	return b.String()
-}

@@ -96,7 +96,7 @@ func createDefaultConfig() *Config {
 	ctl.Timeout = 5 * time.Second
 	return &Config{
 		ControllerConfig:     ctl,
-		MetricsBuilderConfig: metadata.DefaultMetricsBuilderConfig(),
+		MetricsBuilderConfig: metadata.NewDefaultMetricsBuilderConfig(),
 		ClientConfig:         confighttp.NewDefaultClientConfig(),
 		Source:               SourceNVML,
 		ViolationUnit:        exportersource.ViolationUnitAuto,

@@ -61,7 +61,7 @@ func TestEmitPlacesEveryMetricByItsCounting(t *testing.T) {
 	}
 	tracker := health.New(time.Minute, time.Hour)
 	tracker.Observe(snap)
-	em := newEmitter(metadata.DefaultMetricsBuilderConfig(), receivertest.NewNopSettings(metadata.Type), time.Unix(0, 0))
+	em := newEmitter(metadata.NewDefaultMetricsBuilderConfig(), receivertest.NewNopSettings(metadata.Type), time.Unix(0, 0))
 	md := em.emit(snap, tracker, nil, "host")
 	require.Empty(t, countcheck.Violations(md))
 

@@ -44,7 +44,7 @@ func FuzzExporterMapping(f *testing.F) {
 func fuzzMapping(t *testing.T, perPod bool, first, second string) {
 	decoder := &exportersource.Decoder{ViolationUnit: exportersource.ViolationUnitAuto, PerPodUsage: perPod}
 	tracker := health.New(time.Minute, time.Hour)
-	em := newEmitter(metadata.DefaultMetricsBuilderConfig(), receivertest.NewNopSettings(metadata.Type), time.Unix(0, 0))
+	em := newEmitter(metadata.NewDefaultMetricsBuilderConfig(), receivertest.NewNopSettings(metadata.Type), time.Unix(0, 0))
 	for i, text := range []string{first, second} {
 		now := time.Unix(int64(10*(i+1)), 0)
 		snap := &model.Snapshot{Time: now, Samples: decoder.Decode(strings.NewReader(text)).Samples}

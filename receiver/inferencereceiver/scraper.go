@@ -210,7 +210,7 @@ func targetFields(t *target) []zap.Field {
 // is dropped.
 func (s *inferenceScraper) refreshTargets(now time.Time) []*target {
 	if s.cfg.Discovery.Enabled && s.watcher == nil {
-		if s.clientErr != errNoNodeName && now.Sub(s.clientAttempt) >= clientRetry {
+		if !errors.Is(s.clientErr, errNoNodeName) && now.Sub(s.clientAttempt) >= clientRetry {
 			s.startDiscovery(now)
 		}
 		if s.clientErr != nil {
@@ -232,7 +232,8 @@ func (s *inferenceScraper) refreshTargets(now time.Time) []*target {
 	found, errs := s.watcher.Targets()
 	for _, err := range errs {
 		key := "pod"
-		if pe, ok := err.(discovery.PodError); ok {
+		var pe discovery.PodError
+		if errors.As(err, &pe) {
 			key = "pod/" + pe.Namespace + "/" + pe.Name
 		}
 		s.health.note(key, "discovery", now, "Inference pod selected but not scraped", zap.Error(err))

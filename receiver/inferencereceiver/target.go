@@ -183,9 +183,9 @@ func (t *target) process(text string, now time.Time) scrapeResult {
 	return res
 }
 
-func joinWarnings(ws []string, max int) string {
-	if len(ws) > max {
-		ws = append(ws[:max:max], fmt.Sprintf("… (%d in all)", len(ws)))
+func joinWarnings(ws []string, limit int) string {
+	if len(ws) > limit {
+		ws = append(ws[:limit:limit], fmt.Sprintf("… (%d in all)", len(ws)))
 	}
 	return strings.Join(ws, "; ")
 }

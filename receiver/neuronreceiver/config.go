@@ -100,7 +100,7 @@ func createDefaultConfig() *Config {
 		ClientConfig:        confighttp.NewDefaultClientConfig(),
 		CollectionInterval:  5 * time.Second,
 
-		MetricsBuilderConfig: metadata.DefaultMetricsBuilderConfig(),
+		MetricsBuilderConfig: metadata.NewDefaultMetricsBuilderConfig(),
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 )
 
@@ -32,9 +31,14 @@ func buildFakeNeuronMonitor() {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		panic(err)
 	}
+	// go test puts $GOROOT/bin first on PATH and sets GOROOT for the test
+	// binary, so the toolchain that runs the tests is found here.
 	gobin, err := exec.LookPath("go")
 	if err != nil {
-		gobin = filepath.Join(runtime.GOROOT(), "bin", "go")
+		gobin = "go"
+		if root := os.Getenv("GOROOT"); root != "" {
+			gobin = filepath.Join(root, "bin", "go")
+		}
 	}
 	tmp := bin + ".tmp" + strconv.Itoa(os.Getpid())
 	cmd := exec.Command(gobin, "build", "-o", tmp, "./testdata/fakeneuronmonitor")

@@ -6,6 +6,7 @@ import (
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock"
 	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/dgxa100"
+	mockserver "github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -14,7 +15,7 @@ const migUUID = "MIG-4f5e6d7c-8b9a-5c4d-8e3f-2a1b0c9d8e7f"
 
 // withMIG returns go-nvml's DGX A100 mock with one MIG device (GPU instance 5
 // on GPU 2), as the driver would expose it after `nvidia-smi mig -cgi`.
-func withMIG(t *testing.T) (*dgxa100.Server, *int) {
+func withMIG(t *testing.T) (*mockserver.Server, *int) {
 	server := dgxa100.New()
 	parent := server.Devices[2]
 	lookups := 0
@@ -56,7 +57,7 @@ func TestMIGPosition(t *testing.T) {
 	assert.Equal(t, 2, *lookups)
 
 	// A whole GPU is not a MIG device.
-	gpu := server.Devices[0].(*dgxa100.Device)
+	gpu := server.Devices[0].(*mockserver.Device)
 	gpu.IsMigDeviceHandleFunc = func() (bool, nvml.Return) { return false, nvml.SUCCESS }
 	_, ok = n.MIGPosition(gpu.UUID)
 	assert.False(t, ok)

@@ -88,7 +88,9 @@ func TestMarshalRoundTrip(t *testing.T) {
 	}
 	// Restored after the TTL: nothing survives.
 	r2 := New(day, day, 1, 10)
-	r2.Unmarshal(data, t0.Add(2*day))
+	if _, err := r2.Unmarshal(data, t0.Add(2*day)); err != nil {
+		t.Fatalf("unmarshal: %v", err)
+	}
 	if r2.Len() != 0 {
 		t.Fatalf("expired baselines restored: %d", r2.Len())
 	}

@@ -121,13 +121,13 @@ func (s *Source) refreshMIG(g *gpu, memTotal float64) []*migDevice {
 	for _, m := range g.migs {
 		m.seen = false
 	}
-	max, ret := g.handle.GetMaxMigDeviceCount()
+	maxCount, ret := g.handle.GetMaxMigDeviceCount()
 	if ret != nvml.SUCCESS {
 		s.callFailed(g, "GetMaxMigDeviceCount", ret)
 		return nil
 	}
 	var out []*migDevice
-	for i := 0; i < max; i++ {
+	for i := 0; i < maxCount; i++ {
 		h, ret := g.handle.GetMigDeviceHandleByIndex(i)
 		if ret == nvml.ERROR_NOT_FOUND || ret == nvml.ERROR_INVALID_ARGUMENT {
 			continue // empty slot

@@ -67,7 +67,6 @@ type source struct {
 	last    value
 	base    value // counted before the series' start time; subtracted
 	created float64
-	seen    bool
 }
 
 // value is a counter value or a histogram.

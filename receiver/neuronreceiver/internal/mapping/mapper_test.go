@@ -57,7 +57,7 @@ func fixture(t testing.TB, name string) []*report.Report {
 
 func defaultSettings() Settings {
 	return Settings{
-		Metrics:      metadata.DefaultMetricsBuilderConfig(),
+		Metrics:      metadata.NewDefaultMetricsBuilderConfig(),
 		Period:       5 * time.Second,
 		CoreCounters: true,
 		AllRuntimes:  true,
