@@ -35,10 +35,19 @@ func (p *attributesProcessor) processMetrics(_ context.Context, md pmetric.Metri
 			continue
 		}
 		e, outcome := ix.Lookup(id)
+		// A MIG series nothing places takes part in the pigeonhole rule
+		// whether or not a claim hint then names its holders: a held one
+		// resolved through its claim accounts for one unplaced device as a
+		// pod hint does, or the un-hinted series could never be settled.
+		unplacedSeries := pigeonhole && outcome == index.Unknown && isMIGSeries(id)
 		if outcome == index.Unknown {
 			if claim, ok := claimHint(ix, attrs); ok {
 				p.requestRefresh(id.HWID) // the sources may resolve it next time
 				e, outcome = claim, index.Held
+				if unplacedSeries {
+					unplaced.observeClaim(ix, id.HWID, claim)
+					unplacedSeries = false
+				}
 			}
 		}
 		if outcome == index.Held && e.Shared() {
@@ -46,7 +55,7 @@ func (p *attributesProcessor) processMetrics(_ context.Context, md pmetric.Metri
 			continue
 		}
 		p.enrichDevice(ix, attrs, id, e, outcome)
-		if pigeonhole && outcome == index.Unknown && isMIGSeries(id) {
+		if unplacedSeries {
 			unplaced.observe(ix, attrs)
 		}
 	}

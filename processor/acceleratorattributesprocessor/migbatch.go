@@ -105,6 +105,23 @@ func (u *unplacedMIG) observe(ix *index.Index, attrs pcommon.Map) {
 	u.hinted[strAttr(attrs, accelschema.AttrHWID)] = true
 }
 
+// observeClaim records one MIG series that Lookup could not place and
+// that a DRA claim hint resolved to e: it is hinted when the claim's pods
+// hold an unplaced MIG device, as a pod hint is.
+func (u *unplacedMIG) observeClaim(ix *index.Index, hwID string, e *index.Entry) {
+	u.considered = true
+	if !ix.EntryHoldsUnplacedMIG(e) {
+		// A claim whose pods hold no unplaced MIG device (a whole GPU's
+		// claim named on a MIG series): the hints do not add up.
+		u.undecided = true
+		return
+	}
+	if u.hinted == nil {
+		u.hinted = map[string]bool{}
+	}
+	u.hinted[hwID] = true
+}
+
 // settle marks the un-hinted series unallocated when the hinted ones
 // account for every unplaced MIG device held on the node.
 func (u *unplacedMIG) settle(ix *index.Index) {

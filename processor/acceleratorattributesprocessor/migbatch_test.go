@@ -6,6 +6,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+	resourcev1 "k8s.io/api/resource/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	podresourcesv1 "k8s.io/kubelet/pkg/apis/podresources/v1"
 
 	"github.com/otelcol-accel/otelcol-accel/internal/accelschema"
@@ -117,4 +119,73 @@ func TestUnheldDCGMExporterMIGSeriesByPigeonhole(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The demo's DRA node: GPU 0 in MIG mode with two 3g.71gb instances, both
+// published in the node's ResourceSlice; a claim holds the first. No NVML,
+// so nothing places MIG-db48… at gi1: dcgm-exporter names the claim (and
+// its pod) on gi1's series and nothing on gi2's. gi1 is resolved through
+// the claim hint, and that accounts for the one unplaced MIG device held on
+// the node, so gi2 is unallocated.
+func TestDRAClaimHintedMIGSeriesSettlesThePigeonhole(t *testing.T) {
+	const (
+		node   = "gpu-h200-a"
+		parent = "GPU-a7fa7876-6e5f-4d87-b7d7-fffb2f75bb45"
+		held   = "MIG-db48a1c2-0d3e-4f5a-8b6c-7d8e9f0a1b2c"
+		free   = "MIG-fa5b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+		driver = "gpu.nvidia.com"
+	)
+	str := func(s string) resourcev1.DeviceAttribute { return resourcev1.DeviceAttribute{StringValue: &s} }
+	migDevice := func(name, uuid string) resourcev1.Device {
+		return resourcev1.Device{Name: name, Attributes: map[resourcev1.QualifiedName]resourcev1.DeviceAttribute{
+			"type": str("mig"), "uuid": str(uuid), "parentUUID": str(parent), "profile": str("3g.71gb"),
+		}}
+	}
+	nodeOf := node
+	slice := &resourcev1.ResourceSlice{ObjectMeta: metav1.ObjectMeta{Name: node + "-gpu.nvidia.com"}, Spec: resourcev1.ResourceSliceSpec{
+		Driver: driver, NodeName: &nodeOf, Pool: resourcev1.ResourcePool{Name: node, Generation: 1, ResourceSliceCount: 1},
+		Devices: []resourcev1.Device{migDevice("gpu-0-mig-3g71gb-9-0", held), migDevice("gpu-0-mig-3g71gb-9-4", free)},
+	}}
+	pod := ownedPod("data-science", "notebook-carol", "uid-carol", "", "", map[string]string{"team": "research"})
+	pod.Spec.NodeName = node
+	claim := &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "data-science", Name: "notebook-mig"}, Status: resourcev1.ResourceClaimStatus{
+		Allocation: &resourcev1.AllocationResult{Devices: resourcev1.DeviceAllocationResult{Results: []resourcev1.DeviceRequestAllocationResult{
+			{Request: "mig", Driver: driver, Pool: node, Device: "gpu-0-mig-3g71gb-9-0"}}}},
+		ReservedFor: []resourcev1.ResourceClaimConsumerReference{{Resource: "pods", Name: pod.Name, UID: pod.UID}}}}
+	h := newHarness(t, slice, pod, claim)
+	h.cfg.NodeName = node
+	h.kubelet.SetPods(prt.Pod("data-science", "notebook-carol", prt.Container("jupyter")))
+	h.start()
+
+	series := func(gi int) []kv {
+		attrs := migAttrs(parent+"/gi"+string(rune('0'+gi)), parent, 0, gi, "3g.71gb", 0.5)
+		for i := range attrs {
+			if attrs[i].k == accelschema.AttrHostName {
+				attrs[i].v = node
+			}
+		}
+		return attrs
+	}
+	gi1 := append(series(1),
+		kv{accelschema.AttrK8sNamespaceName, "data-science"}, kv{accelschema.AttrK8sPodName, "notebook-carol"},
+		kv{accelschema.AttrK8sContainerName, "jupyter"},
+		kv{accelschema.AttrDRAClaimNamespace, "data-science"}, kv{accelschema.AttrDRAClaimName, "notebook-mig"},
+		kv{accelschema.AttrDRADriver, driver}, kv{accelschema.AttrDRAPool, node}, kv{accelschema.AttrDRADevice, "gpu-0-mig-3g71gb-9-0"})
+	md := pmetric.NewMetrics()
+	addDevice(md, gi1)
+	addDevice(md, series(2))
+	byID := resourcesByID(h.process(md))
+
+	require.Len(t, byID[parent+"/gi1"], 1)
+	held1 := byID[parent+"/gi1"][0]
+	assert.Equal(t, accelschema.AllocationAllocated, resAttr(held1, accelschema.AttrAllocationState))
+	assert.Equal(t, "notebook-carol", resAttr(held1, accelschema.AttrK8sPodName))
+	assert.Equal(t, "research", resAttr(held1, accelschema.AttrTeam))
+
+	require.Len(t, byID[parent+"/gi2"], 1)
+	free2 := byID[parent+"/gi2"][0]
+	assert.Equal(t, accelschema.AllocationUnallocated, resAttr(free2, accelschema.AttrAllocationState),
+		"the claim accounts for the node's one unplaced MIG device: gi2 is held by nobody")
+	assert.Nil(t, resAttr(free2, accelschema.AttrK8sPodName))
+	assert.Equal(t, node, resAttr(free2, accelschema.AttrK8sNodeName))
 }

@@ -91,11 +91,23 @@ func TestAgainstSimulator(t *testing.T) {
 			out := p.processMetricsForTest(md)
 			held, unallocated := 0, 0
 			rms := out.ResourceMetrics()
+			// A shared device keeps its own resource (allocated, the share
+			// its consumers leave, no pod) beside its consumers' copies.
+			copied := map[string]bool{}
+			for i := 0; i < rms.Len(); i++ {
+				a := rms.At(i).Resource().Attributes()
+				if parent := strAttr(a, accelschema.AttrHWParent); accelschema.IsConsumerCopy(strAttr(a, accelschema.AttrHWID), parent, strAttr(a, accelschema.AttrPartitionType)) {
+					copied[parent] = true
+				}
+			}
 			for i := 0; i < rms.Len(); i++ {
 				a := rms.At(i).Resource().Attributes()
 				switch strAttr(a, accelschema.AttrAllocationState) {
 				case accelschema.AllocationAllocated:
 					held++
+					if strAttr(a, accelschema.AttrK8sPodName) == "" && copied[strAttr(a, accelschema.AttrHWID)] {
+						break // a shared device's own resource: its copies name the pods
+					}
 					assert.NotEmpty(t, strAttr(a, accelschema.AttrK8sPodUID), "API metadata joined")
 					assert.NotEmpty(t, strAttr(a, accelschema.AttrWorkloadName))
 				case accelschema.AllocationUnallocated:

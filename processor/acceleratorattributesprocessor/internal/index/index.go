@@ -222,6 +222,31 @@ func (ix *Index) HoldsUnplacedMIG(namespace, name string) bool {
 	return ix.unplacedMIGPods[namespace+"/"+name]
 }
 
+// EntryHoldsUnplacedMIG reports whether a pod among e's consumers holds one
+// of the MIG devices UnplacedMIG counts: for an entry found through a DRA
+// claim hint (ClaimHolders) on a series Lookup could not place.
+func (ix *Index) EntryHoldsUnplacedMIG(e *Entry) bool {
+	if e == nil {
+		return false
+	}
+	for i := range e.Copies {
+		c := e.Copies[i].Consumer
+		if c == nil {
+			continue
+		}
+		// k8s/<ns>/<pod>/<container>; Kubernetes names contain no slash.
+		rest, ok := strings.CutPrefix(c.ID, "k8s/")
+		if !ok {
+			continue
+		}
+		parts := strings.SplitN(rest, "/", 3)
+		if len(parts) >= 2 && ix.HoldsUnplacedMIG(parts[0], parts[1]) {
+			return true
+		}
+	}
+	return false
+}
+
 // PodByUID finds a pod.
 func (ix *Index) PodByUID(uid string) (*Pod, bool) {
 	p, ok := ix.podsByUID[uid]
