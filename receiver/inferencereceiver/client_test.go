@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/receiver/receivertest"
 
+	"github.com/otelcol-accel/otelcol-accel/internal/componenthealth/componenthealthtest"
 	"github.com/otelcol-accel/otelcol-accel/receiver/inferencereceiver/internal/metadata"
 	"github.com/otelcol-accel/otelcol-accel/receiver/inferencereceiver/internal/normalize"
 )
@@ -37,14 +38,14 @@ func TestHTTPClientFromConfig(t *testing.T) {
 
 	untrusted := newHarness(t, configFor(TargetConfig{Endpoint: srv.URL, Server: normalize.VLLM}))
 	assert.Zero(t, untrusted.scrape(t).ResourceMetrics().Len())
-	assert.Contains(t, untrusted.host.last().Err().Error(), "certificate")
+	assert.Contains(t, untrusted.host.Last().Err().Error(), "certificate")
 
 	cfg := configFor(TargetConfig{Endpoint: srv.URL, Server: normalize.VLLM})
 	cfg.TLS.InsecureSkipVerify = true
 	cfg.Headers.Set("Authorization", "Bearer vllm-api-key")
 	h := newHarness(t, cfg)
 	assert.Equal(t, 1, h.scrape(t).ResourceMetrics().Len(), "the server scraped")
-	assert.Empty(t, h.host.statuses(), "and up")
+	assert.Empty(t, h.host.Statuses(), "and up")
 	mu.Lock()
 	defer mu.Unlock()
 	assert.Equal(t, "Bearer vllm-api-key", got.Get("Authorization"))
@@ -56,7 +57,7 @@ func TestClientConfigErrorFailsStart(t *testing.T) {
 	cfg := configFor(TargetConfig{Endpoint: "https://10.0.0.7:8000/metrics"})
 	cfg.TLS.CAFile = "/nonexistent/inference-ca.pem"
 	s := newScraper(cfg, receivertest.NewNopSettings(metadata.Type), defaultOptions())
-	err := s.start(t.Context(), &statusHost{})
+	err := s.start(t.Context(), &componenthealthtest.Host{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "inference receiver http client")
 }

@@ -102,7 +102,7 @@ func TestDiscoveredPodsCarryPodIdentity(t *testing.T) {
 	vllm.serve(503, "")
 	h.clock.advance(15 * time.Second)
 	h.scrape(t)
-	require.Equal(t, componentstatus.StatusRecoverableError, h.host.last().Status())
+	require.Equal(t, componentstatus.StatusRecoverableError, h.host.Last().Status())
 	require.NoError(t, client.CoreV1().Pods("llm").Delete(context.Background(), "granite-0", metav1.DeleteOptions{}))
 	require.Eventually(t, func() bool {
 		ts, _ := h.scraper.watcher.Targets()
@@ -110,7 +110,7 @@ func TestDiscoveredPodsCarryPodIdentity(t *testing.T) {
 	}, 5*time.Second, 10*time.Millisecond)
 	h.clock.advance(15 * time.Second)
 	assert.Equal(t, 1, h.scrape(t).ResourceMetrics().Len())
-	assert.Equal(t, componentstatus.StatusOK, h.host.last().Status())
+	assert.Equal(t, componentstatus.StatusOK, h.host.Last().Status())
 	assert.Len(t, h.scraper.targets, 1, "state of the deleted pod is dropped")
 }
 
@@ -131,11 +131,11 @@ func TestKubernetesAPIUnreachable(t *testing.T) {
 	h := newHarness(t, cfg, withClientset(client))
 
 	assert.Equal(t, 1, h.scrape(t).ResourceMetrics().Len())
-	assert.Empty(t, h.host.statuses(), "not yet past sync_timeout")
+	assert.Empty(t, h.host.Statuses(), "not yet past sync_timeout")
 
 	h.clock.advance(cfg.Discovery.SyncTimeout)
 	assert.Equal(t, 1, h.scrape(t).ResourceMetrics().Len())
-	ev := h.host.last()
+	ev := h.host.Last()
 	require.NotNil(t, ev)
 	assert.Equal(t, componentstatus.StatusRecoverableError, ev.Status())
 	assert.Contains(t, ev.Err().Error(), "Kubernetes API: pods of node gpu-node-1 not listed within 30s")
@@ -186,9 +186,9 @@ func TestDiscoveryWithoutKubernetesDegrades(t *testing.T) {
 		md := h.scrape(t)
 		h.scrape(t)
 		assert.Equal(t, 1, md.ResourceMetrics().Len(), "the static target is still scraped")
-		require.NotNil(t, h.host.last())
-		assert.Equal(t, componentstatus.StatusRecoverableError, h.host.last().Status())
-		assert.Contains(t, h.host.last().Err().Error(), "node_name is empty")
+		require.NotNil(t, h.host.Last())
+		assert.Equal(t, componentstatus.StatusRecoverableError, h.host.Last().Status())
+		assert.Contains(t, h.host.Last().Err().Error(), "node_name is empty")
 		assert.Equal(t, 1, h.logs.FilterField(zap.String("target", "Kubernetes API")).Len(), "one message, not one per scrape")
 	})
 
@@ -203,9 +203,9 @@ func TestDiscoveryWithoutKubernetesDegrades(t *testing.T) {
 			return client, nil
 		}))
 		h.scrape(t)
-		require.NotNil(t, h.host.last())
-		assert.Equal(t, componentstatus.StatusRecoverableError, h.host.last().Status())
-		assert.Contains(t, h.host.last().Err().Error(), rest.ErrNotInCluster.Error())
+		require.NotNil(t, h.host.Last())
+		assert.Equal(t, componentstatus.StatusRecoverableError, h.host.Last().Status())
+		assert.Contains(t, h.host.Last().Err().Error(), rest.ErrNotInCluster.Error())
 
 		// Within clientRetry nothing is retried; after it, the new client is used.
 		h.scrape(t)

@@ -44,7 +44,7 @@ func TestUnreachableTargetDoesNotStopOthers(t *testing.T) {
 
 	md := h.scrape(t)
 	assert.Equal(t, 1, md.ResourceMetrics().Len(), "the reachable target is still scraped")
-	ev := h.host.last()
+	ev := h.host.Last()
 	require.NotNil(t, ev)
 	assert.Equal(t, componentstatus.StatusRecoverableError, ev.Status())
 	assert.Contains(t, ev.Err().Error(), bad)
@@ -59,7 +59,7 @@ func TestUnreachableTargetDoesNotStopOthers(t *testing.T) {
 		h.scrape(t)
 	}
 	assert.Len(t, errorLogs(h), 1)
-	assert.Len(t, h.host.statuses(), 1)
+	assert.Len(t, h.host.Statuses(), 1)
 
 	// A reminder once the interval has passed.
 	h.clock.advance(defaultErrorLogInterval)
@@ -75,13 +75,13 @@ func TestRecoveryReportsOK(t *testing.T) {
 	h := newHarness(t, configFor(TargetConfig{Endpoint: srv.URL, Server: normalize.VLLM}))
 
 	assert.Equal(t, 0, h.scrape(t).ResourceMetrics().Len())
-	require.Equal(t, componentstatus.StatusRecoverableError, h.host.last().Status())
-	assert.Contains(t, h.host.last().Err().Error(), "answered HTTP 503 Service Unavailable instead of metrics")
+	require.Equal(t, componentstatus.StatusRecoverableError, h.host.Last().Status())
+	assert.Contains(t, h.host.Last().Err().Error(), "answered HTTP 503 Service Unavailable instead of metrics")
 
 	srv.serve(http.StatusOK, readFixture(t, "vllm_v1.txt"))
 	h.clock.advance(15 * time.Second)
 	assert.Equal(t, 1, h.scrape(t).ResourceMetrics().Len())
-	assert.Equal(t, []componentstatus.Status{componentstatus.StatusRecoverableError, componentstatus.StatusOK}, h.host.statuses())
+	assert.Equal(t, []componentstatus.Status{componentstatus.StatusRecoverableError, componentstatus.StatusOK}, h.host.Statuses())
 	assert.Equal(t, 1, h.logs.FilterMessage("Inference server scraped again").Len())
 }
 
@@ -101,7 +101,7 @@ func TestAnswersThatAreNotMetrics(t *testing.T) {
 			srv := newFakeServer(t, tt.body)
 			h := newHarness(t, configFor(TargetConfig{Endpoint: srv.URL, Server: tt.server}))
 			assert.Equal(t, 0, h.scrape(t).ResourceMetrics().Len())
-			ev := h.host.last()
+			ev := h.host.Last()
 			require.NotNil(t, ev)
 			assert.Equal(t, componentstatus.StatusRecoverableError, ev.Status())
 			assert.Contains(t, ev.Err().Error(), tt.reason)
@@ -127,7 +127,7 @@ func TestSlowTargetTimesOutAlone(t *testing.T) {
 	))
 	md := h.scrape(t)
 	assert.Equal(t, 1, md.ResourceMetrics().Len())
-	assert.Contains(t, h.host.last().Err().Error(), "unreachable: no answer within 50ms (scrape_timeout)")
+	assert.Contains(t, h.host.Last().Err().Error(), "unreachable: no answer within 50ms (scrape_timeout)")
 }
 
 func TestOversizedResponseRefused(t *testing.T) {
@@ -136,7 +136,7 @@ func TestOversizedResponseRefused(t *testing.T) {
 	cfg.MaxResponseBytes = 1024
 	h := newHarness(t, cfg)
 	assert.Equal(t, 0, h.scrape(t).ResourceMetrics().Len())
-	assert.Contains(t, h.host.last().Err().Error(), "response larger than max_response_bytes (1024)")
+	assert.Contains(t, h.host.Last().Err().Error(), "response larger than max_response_bytes (1024)")
 }
 
 // Malformed lines are skipped with one warning naming the target and the
@@ -167,7 +167,7 @@ func TestMalformedLinesSkippedRestKept(t *testing.T) {
 	assert.Contains(t, details, `line 23, column 26: value is not a number: "vllm:garbage{engine=\"0\"} fourteen"`)
 	assert.Contains(t, details, "line 34, column 20: quoted name is not closed with '\"'")
 	assert.Equal(t, srv.URL+"/metrics", warns[0].ContextMap()["target"])
-	assert.Empty(t, h.host.statuses(), "a target serving some bad lines is still up")
+	assert.Empty(t, h.host.Statuses(), "a target serving some bad lines is still up")
 
 	// Rate limited: the same problem at the next scrape logs nothing new.
 	h.clock.advance(15 * time.Second)

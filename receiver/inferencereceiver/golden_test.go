@@ -36,7 +36,7 @@ func TestGoldenPerServer(t *testing.T) {
 				md := h.scrape(t)
 				compareGolden(t, tt.fixture, md)
 				assert.Empty(t, h.logs.All(), "a clean scrape logs nothing")
-				assert.Empty(t, h.host.statuses(), "a clean scrape reports no status change")
+				assert.Empty(t, h.host.Statuses(), "a clean scrape reports no status change")
 			}
 		})
 	}

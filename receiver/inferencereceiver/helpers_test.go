@@ -15,8 +15,6 @@ import (
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/golden"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/pkg/pdatatest/pmetrictest"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/component/componentstatus"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/receiver/receivertest"
@@ -25,6 +23,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/otelcol-accel/otelcol-accel/internal/componenthealth/componenthealthtest"
 	"github.com/otelcol-accel/otelcol-accel/receiver/inferencereceiver/internal/metadata"
 )
 
@@ -90,46 +89,10 @@ func (c *clock) advance(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
-// statusHost records the status events the receiver reports, as the
-// collector's service does.
-type statusHost struct {
-	mu     sync.Mutex
-	events []*componentstatus.Event
-}
-
-var _ componentstatus.Reporter = (*statusHost)(nil)
-
-func (h *statusHost) GetExtensions() map[component.ID]component.Component { return nil }
-
-func (h *statusHost) Report(e *componentstatus.Event) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.events = append(h.events, e)
-}
-
-func (h *statusHost) statuses() []componentstatus.Status {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	out := make([]componentstatus.Status, len(h.events))
-	for i, e := range h.events {
-		out[i] = e.Status()
-	}
-	return out
-}
-
-func (h *statusHost) last() *componentstatus.Event {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if len(h.events) == 0 {
-		return nil
-	}
-	return h.events[len(h.events)-1]
-}
-
 type harness struct {
 	scraper *inferenceScraper
 	clock   *clock
-	host    *statusHost
+	host    *componenthealthtest.Host
 	logs    *observer.ObservedLogs
 }
 
@@ -145,7 +108,7 @@ func newHarness(t testing.TB, cfg *Config, opts ...func(*options)) *harness {
 	for _, f := range opts {
 		f(&o)
 	}
-	h := &harness{scraper: newScraper(cfg, set, o), clock: clk, host: &statusHost{}, logs: logs}
+	h := &harness{scraper: newScraper(cfg, set, o), clock: clk, host: &componenthealthtest.Host{}, logs: logs}
 	require.NoError(t, h.scraper.start(context.Background(), h.host))
 	t.Cleanup(func() { require.NoError(t, h.scraper.shutdown(context.Background())) })
 	return h
