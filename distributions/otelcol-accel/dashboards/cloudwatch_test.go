@@ -116,13 +116,15 @@ func checkSearchAgainst(t *testing.T, cfg *emfexporter.Config, s MetricSearch, m
 
 // optionalAttribute: data point attributes only some points of a metric
 // carry (the XID code only on XID errors; the engine only on GPU
-// utilization, not on NeuronCores; the memory category only on Neuron).
+// utilization, not on NeuronCores; the memory category only on Neuron; the
+// consumer pod only on dcgm-exporter's per-pod points that no copy took).
 func optionalAttribute(metric, attr string) bool {
 	switch {
 	case metric == as.MetricErrors && attr == as.AttrXID,
 		metric == as.MetricGPUUtilization && attr == as.AttrHWGPUTask,
 		metric == as.MetricGPUMemoryUsage && attr == as.AttrMemoryCategory,
-		metric == as.MetricRequests && attr == as.AttrFinishReason:
+		metric == as.MetricRequests && attr == as.AttrFinishReason,
+		(metric == as.MetricGPUUtilization || metric == as.MetricGPUMemoryUsage) && attr == as.AttrConsumerPod:
 		return true
 	}
 	return false
