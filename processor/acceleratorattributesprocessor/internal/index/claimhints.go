@@ -1,10 +1,6 @@
 package index
 
-import (
-	corev1 "k8s.io/api/core/v1"
-
-	"github.com/otelcol-accel/otelcol-accel/internal/accelschema"
-)
+import "github.com/otelcol-accel/otelcol-accel/internal/accelschema"
 
 // claimHolders records who holds each allocated DRA claim with pods on this
 // node, without the ResourceSlices: dcgm-exporter names the claim (and its
@@ -18,23 +14,15 @@ func (b *builder) claimHolders() {
 	if k == nil || !k.DRA {
 		return
 	}
-	podsByUID := make(map[string]*corev1.Pod, len(k.Pods))
-	for _, p := range k.Pods {
-		podsByUID[string(p.UID)] = p
-	}
+	podsByUID := indexPodsByUID(k.Pods)
 	for _, c := range k.Claims {
 		alloc := c.Status.Allocation
 		if alloc == nil {
 			continue
 		}
 		var consumers []*Consumer
-		for _, ref := range c.Status.ReservedFor {
-			if ref.Resource != "pods" || ref.APIGroup != "" {
-				continue
-			}
-			if p, ok := podsByUID[string(ref.UID)]; ok {
-				consumers = append(consumers, b.k8sConsumer(p.Namespace, p.Name, ""))
-			}
+		for _, p := range claimPodsOnNode(c, podsByUID) {
+			consumers = append(consumers, b.k8sConsumer(p.Namespace, p.Name, ""))
 		}
 		if len(consumers) == 0 {
 			continue // not used on this node

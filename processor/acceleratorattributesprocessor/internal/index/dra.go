@@ -26,23 +26,13 @@ func (b *builder) draClaims() {
 	}
 	devices, problems := readSlices(k.Slices)
 	b.ix.SliceProblems = problems
-	podsByUID := map[string]*corev1.Pod{}
-	for _, p := range k.Pods {
-		podsByUID[string(p.UID)] = p
-	}
+	podsByUID := indexPodsByUID(k.Pods)
 	for _, c := range k.Claims {
 		alloc := c.Status.Allocation
 		if alloc == nil {
 			continue
 		}
-		var pods []*corev1.Pod
-		for _, ref := range c.Status.ReservedFor {
-			if ref.Resource == "pods" && ref.APIGroup == "" {
-				if p, ok := podsByUID[string(ref.UID)]; ok {
-					pods = append(pods, p)
-				}
-			}
-		}
+		pods := claimPodsOnNode(c, podsByUID)
 		if len(pods) == 0 {
 			continue // not used on this node
 		}
@@ -207,4 +197,28 @@ func (u claimUsers) containers(ns, claimName string, pod *corev1.Pod) []string {
 		return []string{""}
 	}
 	return out
+}
+
+// indexPodsByUID indexes this node's pods for claimPodsOnNode.
+func indexPodsByUID(pods []*corev1.Pod) map[string]*corev1.Pod {
+	out := make(map[string]*corev1.Pod, len(pods))
+	for _, p := range pods {
+		out[string(p.UID)] = p
+	}
+	return out
+}
+
+// claimPodsOnNode lists the pods of this node a ResourceClaim is reserved
+// for, in the claim's order; none means the claim is not used here.
+func claimPodsOnNode(c *resourcev1.ResourceClaim, podsByUID map[string]*corev1.Pod) []*corev1.Pod {
+	var pods []*corev1.Pod
+	for _, ref := range c.Status.ReservedFor {
+		if ref.Resource != "pods" || ref.APIGroup != "" {
+			continue
+		}
+		if p, ok := podsByUID[string(ref.UID)]; ok {
+			pods = append(pods, p)
+		}
+	}
+	return pods
 }
