@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	as "github.com/otelcol-accel/otelcol-accel/internal/accelschema"
+	"github.com/otelcol-accel/otelcol-accel/distributions/otelcol-accel/dashboards/promschema"
 )
 
 const dsUID = "${DS_PROMETHEUS}"
@@ -188,10 +188,12 @@ func checkLayout(t *testing.T, d *GrafanaDashboard) {
 
 // Every metric, label and enumerated value a query uses must be one the
 // collector emits (internal/accelschema, translated as the prometheus
-// exporter does).
+// exporter does; see promschema).
 func TestGrafanaQueriesUseRegisteredNames(t *testing.T) {
-	series := promSeries(t)
-	labels := promLabels(t)
+	checker, err := promschema.NewChecker()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for name, d := range loadAll(t) {
 		values := d.AllSelected(builtinValues)
 		var queries []string
@@ -199,7 +201,7 @@ func TestGrafanaQueriesUseRegisteredNames(t *testing.T) {
 			if v.Type == "query" {
 				sel, label, _ := ParseLabelValues(v.VariableQuery())
 				queries = append(queries, sel)
-				if _, ok := labels[label]; !ok {
+				if !checker.HasLabel(label) {
 					t.Errorf("%s variable %s: label %s is not a registered attribute", name, v.Name, label)
 				}
 			}
@@ -215,52 +217,9 @@ func TestGrafanaQueriesUseRegisteredNames(t *testing.T) {
 				t.Errorf("%s: %v", name, err)
 				continue
 			}
-			refs, err := scanPromQL(expr)
-			if err != nil {
+			for _, err := range checker.Check(expr) {
 				t.Errorf("%s: %v", name, err)
-				continue
 			}
-			if len(refs.Metrics) == 0 {
-				t.Errorf("%s: %q reads no metric", name, q)
-			}
-			for _, m := range refs.Metrics {
-				if _, ok := series[m]; !ok {
-					t.Errorf("%s: metric %s is not emitted (not a registered metric's Prometheus name) in %q", name, m, q)
-				}
-			}
-			known := func(l string) bool {
-				_, ok := labels[l]
-				return ok || l == "le" || slices.Contains(builtinLabels, l) || slices.Contains(refs.NewLabels, l)
-			}
-			for _, l := range refs.Labels {
-				if !known(l) {
-					t.Errorf("%s: label %s is not a registered attribute in %q", name, l, q)
-				}
-			}
-			for _, m := range refs.Matchers {
-				checkEnumValue(t, name, labels, m, q)
-			}
-		}
-	}
-}
-
-// checkEnumValue rejects a literal (or a|b alternation) that is not a value
-// of the label's enumeration.
-func checkEnumValue(t *testing.T, dashboard string, labels map[string]as.AttributeDef, m promMatcher, q string) {
-	a, ok := labels[m.Label]
-	if !ok || a.Enum == nil || m.Value == "" || strings.HasPrefix(m.Value, ".") {
-		return
-	}
-	values := []string{m.Value}
-	if m.Op == "=~" || m.Op == "!~" {
-		if strings.ContainsAny(m.Value, `.*+?[](){}\^$`) {
-			return // a real pattern, not a list of values
-		}
-		values = strings.Split(m.Value, "|")
-	}
-	for _, v := range values {
-		if !a.Enum.Has(v) {
-			t.Errorf("%s: %s=%q is not a value of %s in %q", dashboard, m.Label, v, a.Key, q)
 		}
 	}
 }

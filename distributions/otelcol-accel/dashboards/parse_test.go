@@ -66,35 +66,6 @@ func TestParseSearch(t *testing.T) {
 	}
 }
 
-func TestScanPromQL(t *testing.T) {
-	refs, err := scanPromQL(`sum by (k8s_node_name) (max by (k8s_node_name, device) (label_replace(label_replace(` +
-		`hw_power_watts{k8s_cluster_name=~".*", hw_state!="ok"}, "device", "$1", "hw_id", "(.+)"), "device", "$1", "hw_parent", "(.+)")))` +
-		` / on (hw_id) group_left (gen_ai_request_model) group by (hw_id, gen_ai_request_model) (rate(x_total[1m]) > 0) * 1e6` +
-		` unless topk(15, histogram_quantile(0.99, sum by (le) (rate(y_bucket{a="b"}[5m]))))`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := []string{"hw_power_watts", "x_total", "y_bucket"}; !slices.Equal(refs.Metrics, want) {
-		t.Errorf("metrics %v, want %v", refs.Metrics, want)
-	}
-	for _, l := range []string{"k8s_node_name", "device", "k8s_cluster_name", "hw_state", "hw_id", "hw_parent", "gen_ai_request_model", "le", "a"} {
-		if !slices.Contains(refs.Labels, l) {
-			t.Errorf("label %s not found in %v", l, refs.Labels)
-		}
-	}
-	if !slices.Equal(refs.NewLabels, []string{"device", "device"}) {
-		t.Errorf("label_replace destinations %v", refs.NewLabels)
-	}
-	if want := (promMatcher{"hw_state", "!=", "ok"}); !slices.Contains(refs.Matchers, want) {
-		t.Errorf("matchers %v lack %v", refs.Matchers, want)
-	}
-	for _, bad := range []string{`sum(x`, `x{a="b"`, `x{a}`, `x{a=="b"}`, `rate(x[1m]`, `x{a="b}`, `x) (`, `sum by (a b) (x)`} {
-		if _, err := scanPromQL(bad); err == nil {
-			t.Errorf("%q: no error", bad)
-		}
-	}
-}
-
 func FuzzParseSearch(f *testing.F) {
 	f.Add(`SEARCH('{OtelcolAccel,Cluster,"hw.state"} MetricName="hw.status"', 'Average', 60)`)
 	f.Add(`SEARCH('{A} MetricName=""', '', 0)`)
