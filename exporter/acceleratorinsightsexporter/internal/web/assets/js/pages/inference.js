@@ -1,0 +1,34 @@
+// Inference: one row per endpoint and model — request rate, latency
+// percentiles, queue, caches, tokens and the devices it runs on.
+
+import {filterParams, getJSON} from '../api.js';
+import {deviceHref, h, link, podHref, section, table} from '../dom.js';
+import {latency, num, pct, rate} from '../format.js';
+
+const pcts = (x) => h('span', {class: 'pcts'}, x ? `${latency(x.p50)} · ${latency(x.p90)} · ${latency(x.p99)}` : '—');
+
+export function endpointsTable(list) {
+  return table([
+    {label: 'endpoint', cell: (e) => h('div', null, h('b', null, e.model || '—'), h('div', {class: 'muted'}, `${e.server || ''} ${e.endpoint || ''}`))},
+    {label: 'pod', cell: (e) => (e.pod ? link(podHref(e.namespace, e.pod), `${e.namespace}/${e.pod}`) : '—')},
+    {label: 'team', cell: (e) => e.team || '—'},
+    {label: 'req/s', class: 'num', cell: (e) => rate(e.request_rate, '')},
+    {label: 'TTFT p50·p90·p99', cell: (e) => pcts(e.ttft)},
+    {label: 'ITL p50·p90·p99', cell: (e) => pcts(e.itl)},
+    {label: 'end-to-end p50·p90·p99', cell: (e) => pcts(e.e2e)},
+    {label: 'running / waiting', class: 'num', cell: (e) => `${num(e.requests_running, 0)} / ${num(e.requests_waiting, 0)}`},
+    {label: 'KV cache', class: 'num', cell: (e) => pct(e.kv_cache_utilization)},
+    {label: 'prefix hits', class: 'num', cell: (e) => pct(e.prefix_cache_hit_ratio)},
+    {label: 'preemptions/s', class: 'num', cell: (e) => rate(e.preemptions_per_second, '')},
+    {label: 'tokens/s in · out', class: 'num', cell: (e) => (e.tokens_per_second ? `${rate(e.tokens_per_second.input, '')} · ${rate(e.tokens_per_second.output, '')}` : '—')},
+    {label: 'devices', cell: (e) => h('span', null, (e.devices || []).map((d, i) => [i ? ', ' : '', link(deviceHref(d.id, d.node), `${d.id.slice(-12)} ${pct(d.utilization)}`)]))},
+  ], list, {empty: 'no inference endpoints', class: 'data inference', rowData: (e) => ({endpoint: e.endpoint || '', model: e.model || ''})});
+}
+
+export async function render({params}) {
+  const r = await getJSON('inference', filterParams(params));
+  return h('div', {class: 'page inference'},
+    h('h1', null, 'Inference'),
+    h('p', {class: 'muted'}, `${r.endpoints.length} endpoints; rates and percentiles over the last five minutes.`),
+    section('Endpoints', endpointsTable(r.endpoints)));
+}
