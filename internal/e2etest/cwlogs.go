@@ -28,14 +28,4 @@ func StartCloudWatchLogs(t testing.TB, region string, opts ...cwlogstest.Option)
 // CloudWatchEnv is the environment that gives the AWS SDK in the collector
 // static test credentials and the fake's region, and keeps it from reading
 // the machine's own AWS configuration.
-func (c *CloudWatchLogs) CloudWatchEnv() []string {
-	return []string{
-		"AWS_ACCESS_KEY_ID=AKIAE2ETESTEXAMPLE00",
-		"AWS_SECRET_ACCESS_KEY=e2etestSecretKeyNotARealOne0000000000000",
-		"AWS_SESSION_TOKEN=",
-		"AWS_REGION=" + c.Region,
-		"AWS_CONFIG_FILE=/dev/null",
-		"AWS_SHARED_CREDENTIALS_FILE=/dev/null",
-		"AWS_EC2_METADATA_DISABLED=true",
-	}
-}
+func (c *CloudWatchLogs) CloudWatchEnv() []string { return AWSTestEnv(c.Region) }

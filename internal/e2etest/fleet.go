@@ -27,6 +27,9 @@ type FleetOptions struct {
 	Nodes []string
 	// GatewayConfigs are extra configs layered on the gateway's.
 	GatewayConfigs []string
+	// GatewayEnv are extra environment variables for the gateway
+	// ("KEY=value"), such as what a layered config reads.
+	GatewayEnv []string
 	// AgentConfigs are extra configs layered on every agent's, before the
 	// node overlay.
 	AgentConfigs []string
@@ -43,7 +46,7 @@ func StartFleet(t testing.TB, opts FleetOptions) *Fleet {
 	gwConfigs := append([]string{ConfigPath("gateway.yaml"), ConfigPath("demo-gateway.yaml")}, opts.GatewayConfigs...)
 	gw := StartCollector(t, CollectorOptions{
 		Configs: gwConfigs,
-		Env:     []string{"OTELCOL_ACCEL_DEMO_DIR=" + out},
+		Env:     append([]string{"OTELCOL_ACCEL_DEMO_DIR=" + out}, opts.GatewayEnv...),
 	})
 	if opts.Interval == "" {
 		opts.Interval = "5s"

@@ -17,21 +17,25 @@ import (
 )
 
 // Prometheus is a running Prometheus server (the real binary, Debian's
-// package in CI) scraping the collector, for tests that prove PromQL against
-// what the collector exports.
+// package in CI) scraping the collector or receiving its remote writes, for
+// tests that prove PromQL against what the collector exports.
 type Prometheus struct {
 	*Process
 	// URL is the server's base URL (http://127.0.0.1:<port>).
 	URL string
 }
 
-// PrometheusOptions says what to scrape.
+// PrometheusOptions says what to scrape and whether to take remote writes.
 type PrometheusOptions struct {
 	// Targets are host:port of /metrics endpoints, scraped as job
 	// "otelcol-accel".
 	Targets []string
 	// ScrapeInterval defaults to 1s.
 	ScrapeInterval time.Duration
+	// RemoteWriteReceiver turns on Prometheus's remote-write receiver
+	// (--web.enable-remote-write-receiver): samples pushed to
+	// RemoteWriteURL are stored as scraped ones are.
+	RemoteWriteReceiver bool
 }
 
 // PrometheusBinary is $PROMETHEUS_BIN, else prometheus on the PATH. A
@@ -66,11 +70,14 @@ func StartPrometheus(t testing.TB, opts PrometheusOptions) *Prometheus {
   scrape_interval: %[1]s
   scrape_timeout: %[1]s
   evaluation_interval: %[1]s
-scrape_configs:
+`, opts.ScrapeInterval)
+	if len(targets) > 0 {
+		config += fmt.Sprintf(`scrape_configs:
   - job_name: otelcol-accel
     static_configs:
-      - targets: [%[2]s]
-`, opts.ScrapeInterval, strings.Join(targets, ", "))
+      - targets: [%s]
+`, strings.Join(targets, ", "))
+	}
 	configPath := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(configPath, []byte(config), 0o644); err != nil {
 		t.Fatal(err)
@@ -81,6 +88,9 @@ scrape_configs:
 		"--storage.tsdb.path=" + filepath.Join(dir, "data"),
 		"--web.listen-address=" + listen,
 		"--log.level=warn",
+	}
+	if opts.RemoteWriteReceiver {
+		args = append(args, "--web.enable-remote-write-receiver")
 	}
 	p := &Prometheus{
 		Process: StartProcess(t, "prometheus", PrometheusBinary(t), args, nil),
@@ -106,6 +116,10 @@ scrape_configs:
 		}
 	}
 }
+
+// RemoteWriteURL is where the remote-write receiver takes samples (with
+// RemoteWriteReceiver set).
+func (p *Prometheus) RemoteWriteURL() string { return p.URL + "/api/v1/write" }
 
 // Sample is one element of an instant query's result.
 type Sample struct {

@@ -26,6 +26,7 @@ func TestShippedConfigsValidate(t *testing.T) {
 		{"gateway.yaml", "demo-gateway.yaml"},
 		{"cloudwatch-emf.yaml"},
 		{"cloudwatch-otlp.yaml"},
+		{"amp.yaml"},
 		{"sidecar.yaml"},
 	}
 	// Every file in the config directory must be covered by a stack.
@@ -45,7 +46,8 @@ func TestShippedConfigsValidate(t *testing.T) {
 		"AWS_REGION=us-east-1", "AWS_ACCESS_KEY_ID=AKIDEXAMPLE", "AWS_SECRET_ACCESS_KEY=example",
 		"K8S_POD_NAME=p", "K8S_NAMESPACE_NAME=ns", "K8S_POD_UID=uid", "K8S_NODE_NAME=n",
 		"OTELCOL_ACCEL_AGENT_ENDPOINT=127.0.0.1:4317", "OTELCOL_ACCEL_DEMO_DIR="+t.TempDir(),
-		"OTELCOL_ACCEL_STORAGE_DIR="+t.TempDir(), "OTELCOL_ACCEL_QUEUE_DIR="+t.TempDir())
+		"OTELCOL_ACCEL_STORAGE_DIR="+t.TempDir(), "OTELCOL_ACCEL_QUEUE_DIR="+t.TempDir(),
+		"OTELCOL_ACCEL_AMP_REMOTE_WRITE_URL=https://aps-workspaces.us-east-1.amazonaws.com/workspaces/ws-e2e/api/v1/remote_write")
 	for _, stack := range stacks {
 		args := []string{"validate"}
 		for _, f := range stack {
