@@ -85,9 +85,11 @@ generate: $(MDATAGEN) manifests
 	@for c in $(COMPONENTS); do echo ">> mdatagen $$c"; (cd $$c && $(MDATAGEN) metadata.yaml); done
 	$(GO) run ./internal/accelschema/gendocs -out docs/metrics.md
 
-# The Kubernetes ConfigMaps are built from distributions/otelcol-accel/config.
+# The Kubernetes ConfigMaps are built from distributions/otelcol-accel/config,
+# the alert rule files from distributions/otelcol-accel/alerts/rules.go.
 manifests:
 	cd test/manifests && $(GO) test -count=1 -run TestGeneratedConfigMapsMatchConfigs . -update
+	$(GO) test -count=1 -run TestGeneratedFilesAreUpToDate ./distributions/otelcol-accel/alerts -update
 
 ## ---- build -----------------------------------------------------------------
 
@@ -148,7 +150,7 @@ bench: build
 	@if [[ -d test/load ]]; then $(GO) test -tags load -count=1 -timeout 60m -v ./test/load/...; fi
 
 # Debian packages used by tests: Prometheus proves the dashboards' PromQL
-# against real data.
+# against real data, promtool the alert rules.
 deps-debian:
 	@scripts/install-debian-deps.sh
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests use, when they are missing:
-#   prometheus — the dashboard test runs a real Prometheus against the collector.
+#   prometheus — the dashboard test runs a real Prometheus against the collector;
+#                its promtool proves the alert rules (test/e2e/alerts_test.go).
 set -euo pipefail
 missing=()
-command -v prometheus >/dev/null 2>&1 || missing+=(prometheus)
+{ command -v prometheus && command -v promtool; } >/dev/null 2>&1 || missing+=(prometheus)
 [[ ${#missing[@]} -eq 0 ]] && exit 0
 echo ">> installing Debian packages: ${missing[*]}"
 sudo=""
