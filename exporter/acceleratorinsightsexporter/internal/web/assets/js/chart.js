@@ -6,7 +6,7 @@
 import {h, s} from './dom.js';
 import {clock} from './format.js';
 
-const W = 600;
+const WIDTH = 600;
 const H = 170;
 const PAD = {left: 56, right: 12, top: 10, bottom: 24};
 // A fixed palette (one class per line) that the stylesheet colours.
@@ -15,6 +15,7 @@ const LINES = 8;
 // lineChart({title, series: [{label, points: [[t, v]…]}], format, yMax, key})
 // draws one line per series over the union of their time ranges.
 export function lineChart({title, series, format, yMax, key}) {
+  const W = WIDTH;
   const all = series.flatMap((x) => x.points).filter((p) => p[1] !== null && p[1] !== undefined);
   const fig = h('figure', {class: 'chart', dataset: key ? {chart: key} : null}, h('figcaption', null, title));
   if (all.length === 0) {
@@ -36,7 +37,7 @@ export function lineChart({title, series, format, yMax, key}) {
   }
   for (let i = 0; i <= 4; i++) {
     const t = t0 + ((t1 - t0) * i) / 4;
-    svg.append(s('text', {x: x(t), y: H - 6, class: 'axis', 'text-anchor': 'middle'}, clock(t)));
+    svg.append(s('text', {x: x(t), y: H - 6, class: 'axis', 'text-anchor': i === 0 ? 'start' : i === 4 ? 'end' : 'middle'}, clock(t)));
   }
   series.forEach((ser, i) => {
     const pts = ser.points.filter((p) => p[1] !== null && p[1] !== undefined);
@@ -56,9 +57,12 @@ export function lineChart({title, series, format, yMax, key}) {
   return fig;
 }
 
-// barChart({title, buckets: [{start, counts: {k: n}}], keys}) stacks each
-// bucket's counts, one class per key.
-export function barChart({title, buckets, keys, key}) {
+// barChart({title, buckets: [{start, counts: {k: n}}], keys, wide}) stacks each
+// bucket's counts, one class per key (classOf(key, i), default the palette).
+export function barChart({title, buckets, keys, key, classOf, wide}) {
+  // A wide chart spans a page: more room across, the same text size.
+  const W = wide ? 1200 : WIDTH;
+  const cls = classOf || ((k, j) => `l${j % LINES}`);
   const fig = h('figure', {class: 'chart', dataset: key ? {chart: key} : null}, h('figcaption', null, title));
   const totals = buckets.map((b) => keys.reduce((sum, k) => sum + (b.counts[k] || 0), 0));
   const max = Math.max(0, ...totals);
@@ -66,7 +70,8 @@ export function barChart({title, buckets, keys, key}) {
     fig.append(h('p', {class: 'muted'}, 'no events in this window'));
     return fig;
   }
-  const vmax = niceMax(max);
+  // Counts: integer ticks.
+  const vmax = Math.max(4, Math.ceil(max / 4) * 4);
   const bw = (W - PAD.left - PAD.right) / buckets.length;
   const y = (v) => H - PAD.bottom - (v / vmax) * (H - PAD.top - PAD.bottom);
   const svg = s('svg', {viewBox: `0 0 ${W} ${H}`, role: 'img', 'aria-label': title, class: 'chart-svg'});
@@ -74,14 +79,14 @@ export function barChart({title, buckets, keys, key}) {
     const v = (vmax * i) / 4;
     svg.append(
       s('line', {x1: PAD.left, x2: W - PAD.right, y1: y(v), y2: y(v), class: 'grid'}),
-      s('text', {x: PAD.left - 6, y: y(v) + 4, class: 'axis', 'text-anchor': 'end'}, Number.isInteger(v) ? v : v.toFixed(1)));
+      s('text', {x: PAD.left - 6, y: y(v) + 4, class: 'axis', 'text-anchor': 'end'}, v));
   }
   buckets.forEach((b, i) => {
     let acc = 0;
     keys.forEach((k, j) => {
       const n = b.counts[k] || 0;
       if (n === 0) return;
-      const r = s('rect', {x: PAD.left + i * bw + 1, width: Math.max(1, bw - 2), y: y(acc + n), height: y(acc) - y(acc + n), class: `bar l${j % LINES}`});
+      const r = s('rect', {x: PAD.left + i * bw + 1, width: Math.max(1, bw - 2), y: y(acc + n), height: y(acc) - y(acc + n), class: `bar ${cls(k, j)}`});
       r.append(s('title', null, `${b.start}: ${k} ${n}`));
       svg.append(r);
       acc += n;
@@ -91,7 +96,7 @@ export function barChart({title, buckets, keys, key}) {
     }
   });
   fig.append(svg);
-  fig.append(h('ul', {class: 'legend'}, keys.map((k, j) => h('li', null, h('span', {class: `swatch l${j % LINES}`}), k.replaceAll('_', ' ')))));
+  fig.append(h('ul', {class: 'legend'}, keys.map((k, j) => h('li', null, h('span', {class: `swatch ${cls(k, j)}`}), k.replaceAll('_', ' ')))));
   return fig;
 }
 

@@ -28,7 +28,7 @@ export async function filterBar(params, navigate) {
       next.delete('page');
       navigate(`${location.pathname}${next.toString() ? `?${next}` : ''}`);
     }},
-    h('option', {value: ''}, `all ${LABELS[key]}s`),
+    h('option', {value: ''}, `any ${LABELS[key]}`),
     options.map((v) => h('option', {value: v, selected: chosen.length === 1 && chosen[0] === v}, v || '(none)')));
     // Several values for one key come from a hand-written URL; the bar
     // shows them joined and the page applies them all.

@@ -127,6 +127,6 @@ function timeline(events, windowSeconds) {
   const last = events.reduce((a, b) => (Date.parse(b.time) > Date.parse(a.time) ? b : a));
   return h('div', null,
     h('p', null, `${events.length} events; latest ${time(last.time)}: `, h('b', null, words(last.failure_mode)), ' → ', h('b', null, words(last.action))),
-    barChart({title: 'Health events by state', buckets, keys: states.filter((k) => buckets.some((b) => b.counts[k])), key: 'health-timeline'}));
+    h('div', {class: 'timeline'}, barChart({title: 'Health events by state', buckets, keys: states.filter((k) => buckets.some((b) => b.counts[k])), key: 'health-timeline', classOf: (k) => `hs-${k}`})));
 }
 

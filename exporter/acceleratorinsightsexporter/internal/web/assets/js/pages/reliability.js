@@ -15,7 +15,7 @@ export async function render(ctx) {
   return h('div', {class: 'page reliability'},
     h('h1', null, 'Reliability'),
     windowPicker(ctx.params, ctx.navigate, ['1h', '6h', '24h']),
-    section('Health events by failure mode', barChart({title: `events per ${Math.round(r.bucket_seconds / 60)} minutes`, buckets: r.events_over_time, keys: modes, key: 'events-over-time'})),
+    section('Health events by failure mode', barChart({title: `events per ${Math.round(r.bucket_seconds / 60)} minutes`, buckets: r.events_over_time, keys: modes, key: 'events-over-time', wide: true})),
     section('Devices not ok', table([
       {label: 'device', cell: (d) => link(deviceHref(d.id, d.node), d.id)},
       {label: 'node', cell: (d) => (d.node ? link(nodeHref(d.node), d.node) : '—')},
