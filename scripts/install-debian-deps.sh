@@ -2,9 +2,12 @@
 # Installs the Debian packages the tests use, when they are missing:
 #   prometheus — the dashboard test runs a real Prometheus against the collector;
 #                its promtool proves the alert rules (test/e2e/alerts_test.go).
+#   chromium   — the insights console's tests (test/browser) drive a real,
+#                headless browser over the DevTools protocol.
 set -euo pipefail
 missing=()
 { command -v prometheus && command -v promtool; } >/dev/null 2>&1 || missing+=(prometheus)
+[[ -x /usr/bin/chromium ]] || command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 [[ ${#missing[@]} -eq 0 ]] && exit 0
 echo ">> installing Debian packages: ${missing[*]}"
 sudo=""
