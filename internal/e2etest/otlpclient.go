@@ -4,17 +4,20 @@ import (
 	"context"
 	"fmt"
 
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 )
 
-// OTLPClient sends metrics to a collector's OTLP/gRPC receiver, as an agent
-// or an instrumented application would.
+// OTLPClient sends metrics and logs to a collector's OTLP/gRPC receiver, as
+// an agent or an instrumented application would.
 type OTLPClient struct {
 	conn   *grpc.ClientConn
 	client pmetricotlp.GRPCClient
+	logs   plogotlp.GRPCClient
 }
 
 // DialOTLP connects to endpoint (host:port) without TLS.
@@ -25,7 +28,7 @@ func DialOTLP(endpoint string) (*OTLPClient, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &OTLPClient{conn: conn, client: pmetricotlp.NewGRPCClient(conn)}, nil
+	return &OTLPClient{conn: conn, client: pmetricotlp.NewGRPCClient(conn), logs: plogotlp.NewGRPCClient(conn)}, nil
 }
 
 // Send exports md and returns nil only if the receiver accepted all of it.
@@ -36,6 +39,19 @@ func (c *OTLPClient) Send(ctx context.Context, md pmetric.Metrics) error {
 	}
 	if ps := resp.PartialSuccess(); ps.RejectedDataPoints() > 0 {
 		return fmt.Errorf("receiver rejected %d data points: %s", ps.RejectedDataPoints(), ps.ErrorMessage())
+	}
+	return nil
+}
+
+// SendLogs exports ld and returns nil only if the receiver accepted all of
+// it.
+func (c *OTLPClient) SendLogs(ctx context.Context, ld plog.Logs) error {
+	resp, err := c.logs.Export(ctx, plogotlp.NewExportRequestFromLogs(ld))
+	if err != nil {
+		return err
+	}
+	if ps := resp.PartialSuccess(); ps.RejectedLogRecords() > 0 {
+		return fmt.Errorf("receiver rejected %d log records: %s", ps.RejectedLogRecords(), ps.ErrorMessage())
 	}
 	return nil
 }
