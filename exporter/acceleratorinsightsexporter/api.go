@@ -1,0 +1,303 @@
+package acceleratorinsightsexporter
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorinsightsexporter/internal/fleet"
+	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorinsightsexporter/internal/logstore"
+	"github.com/otelcol-accel/otelcol-accel/internal/componenthealth"
+)
+
+// viewTTL: a view is rebuilt at most this often, so a page's parallel
+// requests (and a fleet of browsers) cost one snapshot.
+const viewTTL = time.Second
+
+// api serves /api/v1/.
+type api struct {
+	backend    backend
+	logs       *logstore.Store
+	idle       float64
+	rateWindow time.Duration
+	retention  time.Duration
+	token      string
+	version    string
+	now        func() time.Time
+	warn       *componenthealth.Logger
+
+	mu     sync.Mutex
+	view   *fleet.View
+	viewAt time.Time
+}
+
+func (a *api) routes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /api/v1/session", a.session)
+	mux.HandleFunc("GET /api/v1/filters", a.withView(nil, func(v *fleet.View, _ fleet.Filter, _ *http.Request) (any, error) {
+		return v.Filters(), nil
+	}))
+	mux.HandleFunc("GET /api/v1/fleet", a.withView(nil, func(v *fleet.View, f fleet.Filter, _ *http.Request) (any, error) {
+		return v.Fleet(f), nil
+	}))
+	mux.HandleFunc("GET /api/v1/devices", a.withView([]string{"page", "page_size", "sort"}, a.devices))
+	mux.HandleFunc("GET /api/v1/device", a.withView([]string{"id", "window"}, a.device))
+	mux.HandleFunc("GET /api/v1/pod", a.withView([]string{"name"}, a.pod))
+	mux.HandleFunc("GET /api/v1/teams", a.withView(nil, func(v *fleet.View, f fleet.Filter, _ *http.Request) (any, error) {
+		return v.Teams(f), nil
+	}))
+	mux.HandleFunc("GET /api/v1/findings", a.withView([]string{"state", "kind"}, a.findings))
+	mux.HandleFunc("POST /api/v1/findings/{id}/{action}", a.decide)
+	mux.HandleFunc("GET /api/v1/inference", a.withView(nil, func(v *fleet.View, f fleet.Filter, _ *http.Request) (any, error) {
+		return v.Inference(f), nil
+	}))
+	mux.HandleFunc("GET /api/v1/capacity", a.withView(nil, func(v *fleet.View, f fleet.Filter, _ *http.Request) (any, error) {
+		return v.Capacity(f), nil
+	}))
+	mux.HandleFunc("GET /api/v1/reliability", a.withView([]string{"window"}, func(v *fleet.View, f fleet.Filter, r *http.Request) (any, error) {
+		w, err := windowParam(r, time.Hour)
+		if err != nil {
+			return nil, err
+		}
+		return v.Reliability(f, w), nil
+	}))
+	mux.HandleFunc("GET /api/v1/events", a.withView([]string{"device", "window"}, func(v *fleet.View, f fleet.Filter, r *http.Request) (any, error) {
+		w, err := windowParam(r, time.Hour)
+		if err != nil {
+			return nil, err
+		}
+		return v.Events(f, r.URL.Query().Get("device"), v.Now().Add(-w), 1000), nil
+	}))
+	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, fmt.Errorf("no API endpoint %s %s (see docs/insights.md)", r.Method, r.URL.Path))
+	})
+}
+
+// badRequest is an error the client made.
+type badRequest struct{ error }
+
+// notFound is an id the model does not hold.
+type notFound struct{ error }
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	_ = enc.Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, err error) {
+	writeJSON(w, status, map[string]string{"error": err.Error()})
+}
+
+// currentView returns a view at most viewTTL old.
+func (a *api) currentView(ctx context.Context) (*fleet.View, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	now := a.now()
+	if a.view != nil && now.Sub(a.viewAt) < viewTTL && !now.Before(a.viewAt) {
+		return a.view, nil
+	}
+	snap, err := a.backend.Snapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	logs := a.logs.Snapshot()
+	a.view, a.viewAt = fleet.NewView(snap, &logs, a.idle), now
+	return a.view, nil
+}
+
+func (a *api) invalidate() {
+	a.mu.Lock()
+	a.view = nil
+	a.mu.Unlock()
+}
+
+type viewFunc func(v *fleet.View, f fleet.Filter, r *http.Request) (any, error)
+
+func (a *api) withView(extra []string, fn viewFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		f, err := fleet.ParseFilter(r.URL.Query(), extra...)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, err)
+			return
+		}
+		v, err := a.currentView(r.Context())
+		if err != nil {
+			a.warn.Warn("backend", "the console's backend did not answer", zap.String("backend", a.backend.Name()), zap.Error(err))
+			writeError(w, http.StatusBadGateway, fmt.Errorf("%s backend: %w", a.backend.Name(), err))
+			return
+		}
+		out, err := fn(v, f, r)
+		var br badRequest
+		var nf notFound
+		switch {
+		case errors.As(err, &br):
+			writeError(w, http.StatusBadRequest, err)
+		case errors.As(err, &nf):
+			writeError(w, http.StatusNotFound, err)
+		case err != nil:
+			writeError(w, http.StatusBadGateway, err)
+		default:
+			writeJSON(w, http.StatusOK, out)
+		}
+	}
+}
+
+func (a *api) session(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{
+		"csrf_token": a.token, "backend": a.backend.Name(), "version": a.version,
+		"retention_seconds": a.retention.Seconds(), "rate_window_seconds": a.rateWindow.Seconds(),
+		"generated_at": a.now().UTC(),
+	})
+}
+
+func intParam(r *http.Request, key string, def, lo, hi int) (int, error) {
+	s := r.URL.Query().Get(key)
+	if s == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < lo || n > hi {
+		return 0, badRequest{fmt.Errorf("%s: %q is not a whole number %d..%d", key, s, lo, hi)}
+	}
+	return n, nil
+}
+
+// maxWindow bounds how far back a request may look.
+const maxWindow = 31 * 24 * time.Hour
+
+func windowParam(r *http.Request, def time.Duration) (time.Duration, error) {
+	s := r.URL.Query().Get("window")
+	if s == "" {
+		return def, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < time.Minute || d > maxWindow {
+		return 0, badRequest{fmt.Errorf("window: %q is not a duration from 1m to 744h (e.g. 1h, 30m)", s)}
+	}
+	return d, nil
+}
+
+func (a *api) devices(v *fleet.View, f fleet.Filter, r *http.Request) (any, error) {
+	page, err := intParam(r, "page", 1, 1, 1_000_000)
+	if err != nil {
+		return nil, err
+	}
+	size, err := intParam(r, "page_size", 50, 1, 500)
+	if err != nil {
+		return nil, err
+	}
+	if s := r.URL.Query().Get("sort"); s != "" && s != "node" {
+		return nil, badRequest{fmt.Errorf("sort: %q is not supported (node)", s)}
+	}
+	return v.Devices(f, page, size), nil
+}
+
+func (a *api) device(v *fleet.View, _ fleet.Filter, r *http.Request) (any, error) {
+	q := r.URL.Query()
+	id := q.Get("id")
+	if id == "" {
+		return nil, badRequest{errors.New("id: required (a device's or partition's hw.id)")}
+	}
+	window, err := windowParam(r, time.Hour)
+	if err != nil {
+		return nil, err
+	}
+	d, refs, ok := v.Device(id, q.Get("node"))
+	if !ok {
+		return nil, notFound{fmt.Errorf("no device or partition with id %q", id)}
+	}
+	series, err := a.backend.Series(r.Context(), refs, window)
+	if err != nil {
+		return nil, fmt.Errorf("%s backend: series: %w", a.backend.Name(), err)
+	}
+	d.Series = fleet.DeviceSeries{WindowSeconds: window.Seconds(), Metrics: series}
+	return d, nil
+}
+
+func (a *api) pod(v *fleet.View, _ fleet.Filter, r *http.Request) (any, error) {
+	q := r.URL.Query()
+	ns, name := q.Get("namespace"), q.Get("name")
+	if name == "" {
+		return nil, badRequest{errors.New("name: required (with namespace)")}
+	}
+	p, ok := v.Pod(ns, name)
+	if !ok {
+		return nil, notFound{fmt.Errorf("no device or inference server names pod %s/%s", ns, name)}
+	}
+	return p, nil
+}
+
+func (a *api) findings(v *fleet.View, f fleet.Filter, r *http.Request) (any, error) {
+	q := r.URL.Query()
+	var states []string
+	for _, s := range q["state"] {
+		switch s {
+		case fleet.StateOpen, fleet.StateAcknowledged, fleet.StateDismissed:
+			states = append(states, s)
+		case "all":
+			states = append(states, fleet.StateOpen, fleet.StateAcknowledged, fleet.StateDismissed)
+		default:
+			return nil, badRequest{fmt.Errorf("state: %q is not open, acknowledged, dismissed or all", s)}
+		}
+	}
+	return v.Findings(f, states, q.Get("kind")), nil
+}
+
+// decisions are the POST actions and the state each sets.
+var decisions = map[string]string{
+	"acknowledge": fleet.StateAcknowledged,
+	"dismiss":     fleet.StateDismissed,
+	"reopen":      fleet.StateOpen,
+}
+
+func (a *api) decide(w http.ResponseWriter, r *http.Request) {
+	if msg := sameOrigin(r, a.token); msg != "" {
+		writeError(w, http.StatusForbidden, errors.New(msg))
+		return
+	}
+	state, ok := decisions[r.PathValue("action")]
+	if !ok {
+		writeError(w, http.StatusNotFound, fmt.Errorf("no action %q (acknowledge, dismiss, reopen)", r.PathValue("action")))
+		return
+	}
+	var body struct {
+		Note string `json:"note"`
+	}
+	data, err := io.ReadAll(io.LimitReader(r.Body, 1025))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, fmt.Errorf("reading the body: %w", err))
+		return
+	}
+	if len(data) > 1024 {
+		writeError(w, http.StatusRequestEntityTooLarge, errors.New("body: at most 1 KiB ({\"note\": \"…\"})"))
+		return
+	}
+	if len(data) > 0 {
+		if err := json.Unmarshal(data, &body); err != nil {
+			writeError(w, http.StatusBadRequest, fmt.Errorf("body: not {\"note\": \"…\"}: %w", err))
+			return
+		}
+	}
+	f, err := a.logs.Decide(r.Context(), r.PathValue("id"), state, body.Note, a.now())
+	switch {
+	case errors.Is(err, logstore.ErrUnknownFinding):
+		writeError(w, http.StatusNotFound, fmt.Errorf("no finding %q", r.PathValue("id")))
+		return
+	case err != nil:
+		a.warn.Warn("storage", "a finding's state was not saved", zap.String("finding", f.ID), zap.Error(err))
+		a.invalidate()
+		writeError(w, http.StatusInternalServerError, err)
+		return
+	}
+	a.invalidate()
+	writeJSON(w, http.StatusOK, f)
+}

@@ -1,0 +1,162 @@
+package acceleratorinsightsexporter
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/exporter"
+	"go.opentelemetry.io/collector/extension/xextension/storage"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
+	"go.uber.org/zap"
+
+	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorinsightsexporter/internal/logstore"
+	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorinsightsexporter/internal/memstore"
+	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorinsightsexporter/internal/promstore"
+	"github.com/otelcol-accel/otelcol-accel/internal/componenthealth"
+)
+
+// insightsExporter is one console: the model (or the Prometheus client),
+// the log store and the HTTP server.
+type insightsExporter struct {
+	cfg      *Config
+	set      exporter.Settings
+	logger   *zap.Logger
+	warn     *componenthealth.Logger
+	problems *componenthealth.Problems
+
+	mem     *memstore.Store // nil with backend prometheus
+	logs    *logstore.Store
+	api     *api
+	storage storage.Client
+
+	server   *http.Server
+	listener net.Listener
+	done     sync.WaitGroup
+}
+
+func newExporter(cfg *Config, set exporter.Settings) (*insightsExporter, error) {
+	token := make([]byte, 24)
+	if _, err := rand.Read(token); err != nil {
+		return nil, fmt.Errorf("making the CSRF token: %w", err)
+	}
+	e := &insightsExporter{
+		cfg: cfg, set: set, logger: set.Logger,
+		warn:     componenthealth.NewLogger(set.Logger, time.Minute),
+		problems: componenthealth.NewProblems(),
+		logs:     logstore.New(cfg.Logs.MaxEvents, cfg.Logs.MaxFindings),
+	}
+	e.api = &api{logs: e.logs, idle: cfg.IdleUtilization, rateWindow: cfg.RateWindow, retention: cfg.Memory.Retention,
+		token: hex.EncodeToString(token), version: set.BuildInfo.Version, now: time.Now, warn: e.warn}
+	if cfg.Backend == BackendMemory {
+		e.mem = memstore.New(memstore.Config{Retention: cfg.Memory.Retention, PointsPerSeries: cfg.Memory.PointsPerSeries,
+			Expiry: cfg.Memory.Expiry, RateWindow: cfg.RateWindow})
+		e.api.backend = memoryBackend{e.mem}
+	}
+	return e, nil
+}
+
+func (e *insightsExporter) consumeMetrics(md pmetric.Metrics) {
+	if e.mem != nil {
+		e.mem.Consume(md)
+	}
+}
+
+func (e *insightsExporter) consumeLogs(ld plog.Logs) { e.logs.Consume(ld) }
+
+// Handler is the console's HTTP handler (API, assets, security headers).
+func (e *insightsExporter) Handler() http.Handler {
+	mux := http.NewServeMux()
+	e.api.routes(mux)
+	mux.Handle("/", staticHandler())
+	return securityHeaders(mux)
+}
+
+func (e *insightsExporter) Start(ctx context.Context, host component.Host) error {
+	e.problems.Start(host)
+	if e.cfg.Backend == BackendPrometheus {
+		client, err := e.cfg.Prometheus.ToClient(ctx, host.GetExtensions(), e.set.TelemetrySettings)
+		if err != nil {
+			return fmt.Errorf("prometheus: %w", err)
+		}
+		e.api.backend = promstore.New(client, e.cfg.Prometheus.Endpoint, e.cfg.RateWindow, e.cfg.Prometheus.Step, e.problems.Reporter("prometheus"))
+	}
+	if e.cfg.Storage != nil {
+		c, err := storageClient(ctx, host, *e.cfg.Storage, e.set.ID)
+		if err != nil {
+			return err
+		}
+		if err := e.logs.UseStorage(ctx, c); err != nil {
+			// The console still works; decisions of the last run are not
+			// shown and new ones overwrite the unreadable record.
+			e.problems.Fail("storage", err)
+			e.logger.Warn("accelerator_insights: findings' acknowledge/dismiss state not restored", zap.Error(err))
+		}
+		e.storage = c
+	}
+	ln, err := e.cfg.ToListener(ctx)
+	if err != nil {
+		return fmt.Errorf("endpoint %s: cannot listen (another process on that port? set endpoint): %w", e.cfg.NetAddr.Endpoint, err)
+	}
+	srv, err := e.cfg.ToServer(ctx, host.GetExtensions(), e.set.TelemetrySettings, e.Handler())
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	e.server, e.listener = srv, ln
+	e.logger.Info("accelerator_insights: console serving", zap.String("url", "http://"+ln.Addr().String()+"/"))
+	e.done.Add(1)
+	go func() {
+		defer e.done.Done()
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			e.problems.Fail("server", err)
+		}
+	}()
+	return nil
+}
+
+// Addr is where the server listens (after Start).
+func (e *insightsExporter) Addr() string {
+	if e.listener == nil {
+		return ""
+	}
+	return e.listener.Addr().String()
+}
+
+func (e *insightsExporter) Shutdown(ctx context.Context) error {
+	var errs []error
+	if e.server != nil {
+		errs = append(errs, e.server.Shutdown(ctx))
+		e.done.Wait()
+	}
+	e.logs.Close()
+	if e.storage != nil {
+		errs = append(errs, e.storage.Close(ctx))
+	}
+	e.problems.Shutdown()
+	return errors.Join(errs...)
+}
+
+func storageClient(ctx context.Context, host component.Host, ext, self component.ID) (storage.Client, error) {
+	x, ok := host.GetExtensions()[ext]
+	if !ok {
+		return nil, fmt.Errorf("storage: extension %q is not running; add it under `extensions:` and to `service.extensions`", ext)
+	}
+	se, ok := x.(storage.Extension)
+	if !ok {
+		return nil, fmt.Errorf("storage: extension %q is not a storage extension (use file_storage)", ext)
+	}
+	c, err := se.GetClient(ctx, component.KindExporter, self, "findings")
+	if err != nil {
+		return nil, fmt.Errorf("storage: %q gave no client: %w", ext, err)
+	}
+	return c, nil
+}

@@ -1,0 +1,117 @@
+package memstore
+
+import (
+	"time"
+
+	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorinsightsexporter/internal/fleet"
+)
+
+// Snapshot is the model now: each resource's latest readings and its
+// rates over the rate window.
+func (st *Store) Snapshot() *fleet.Snapshot {
+	now := st.now()
+	fromMS := now.Add(-st.cfg.RateWindow).UnixMilli()
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	snap := &fleet.Snapshot{At: now.UTC(), Resources: make([]fleet.Resource, 0, len(st.resources))}
+	for _, r := range st.resources {
+		snap.Resources = append(snap.Resources, r.snapshot(fromMS))
+	}
+	for _, srv := range st.servers {
+		snap.Servers = append(snap.Servers, srv.snapshot(fromMS))
+	}
+	for _, m := range st.mps {
+		snap.MPS = append(snap.MPS, m.m)
+	}
+	return snap
+}
+
+func latest(c *chartRing) *float64 {
+	v, _, ok := c.last()
+	if !ok {
+		return nil
+	}
+	return &v
+}
+
+func (r *resource) snapshot(fromMS int64) fleet.Resource {
+	out := fleet.Resource{Identity: r.id, Health: r.health}
+	out.Utilization = latest(r.charts[chartUtilization])
+	if out.Utilization == nil {
+		out.Utilization = latest(r.charts[chartGREngine])
+	}
+	out.MemoryUsed = latest(r.charts[chartMemoryUsed])
+	out.MemoryUtilization = latest(r.charts[chartMemoryUtilization])
+	if r.hasLimit {
+		out.MemoryLimit = &r.memLimit
+	}
+	if r.hasPrice {
+		p := r.price
+		out.PricePerHour = &p
+	}
+	if len(r.waste) > 0 {
+		out.WastePerHour = make(map[string]float64, len(r.waste))
+		for reason, c := range r.waste {
+			if rate, ok := c.rate(fromMS); ok {
+				out.WastePerHour[reason] = rate * 3600
+			}
+		}
+	}
+	return out
+}
+
+func rateOf(c *counterRing, fromMS int64) *float64 {
+	if c == nil {
+		return nil
+	}
+	v, ok := c.rate(fromMS)
+	if !ok {
+		return nil
+	}
+	return &v
+}
+
+func (srv *server) snapshot(fromMS int64) fleet.Server {
+	out := srv.sv
+	out.RequestsRunning, out.RequestsWaiting = srv.gauges[gaugeRunning], srv.gauges[gaugeWaiting]
+	out.KVCache, out.PrefixHitRatio = srv.gauges[gaugeKV], srv.gauges[gaugePrefix]
+	out.RequestRate = rateOf(srv.counters[counterRequests], fromMS)
+	out.InputTokensPerSec = rateOf(srv.counters[counterInputTokens], fromMS)
+	out.OutputTokensPerS = rateOf(srv.counters[counterOutputTokens], fromMS)
+	out.PreemptionsPerSec = rateOf(srv.counters[counterPreemptions], fromMS)
+	out.TTFT = srv.hists[histTTFT].quantiles(fromMS)
+	out.ITL = srv.hists[histITL].quantiles(fromMS)
+	if out.ITL.P50 == nil {
+		out.ITL = srv.hists[histTPOT].quantiles(fromMS)
+	}
+	out.E2E = srv.hists[histE2E].quantiles(fromMS)
+	return out
+}
+
+// Series returns the charts of the named resources over the window.
+func (st *Store) Series(refs []fleet.SeriesRef, window time.Duration) []fleet.Series {
+	from := uint32(st.now().Add(-window).Unix())
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	out := []fleet.Series{}
+	for _, ref := range refs {
+		r := st.resources[resourceKey{ref.Node, ref.HWID, ref.PartitionType, ref.PartitionID}]
+		if r == nil {
+			continue
+		}
+		for slot, c := range r.charts {
+			if c == nil || (ref.PartitionsUtilizationOnly && slot != chartUtilization && slot != chartGREngine) {
+				continue
+			}
+			chart := fleet.Charts[slot]
+			s := fleet.Series{Name: chart.Name, Metric: chart.Metric, Unit: chart.Unit, Resource: ref.HWID, Points: []fleet.Point{}}
+			c.each(func(sec uint32, v float32) {
+				if sec >= from {
+					s.Points = append(s.Points, fleet.Point{float64(sec), float64(v)})
+				}
+			})
+			out = append(out, s)
+		}
+	}
+	return out
+}
