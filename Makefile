@@ -36,7 +36,7 @@ export ACCELSIM_BIN      := $(CURDIR)/$(ACCELSIM)
 
 # Go modules besides the root one (their own go.mod keeps heavy test-only
 # dependencies, like kustomize, out of the collector's build).
-SUBMODULES   := test/manifests
+SUBMODULES   := test/manifests test/browser
 
 .PHONY: all build dist accelsim run test unit e2e lint generate manifests bench fuzz fuzz-short tools deps-debian gpu-check clean help
 
@@ -128,6 +128,7 @@ lint: $(GOLANGCI_LINT)
 	@for m in $(SUBMODULES); do echo ">> go vet ($$m)"; (cd $$m && $(GO) vet ./...); done
 	@echo ">> golangci-lint $(GOLANGCI_LINT_VERSION) (.golangci.yml)"
 	$(GOLANGCI_LINT) run ./...
+	@for m in $(SUBMODULES); do echo ">> golangci-lint ($$m)"; (cd $$m && $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml ./...); done
 
 unit:
 	$(GO) test $(GOTEST_FLAGS) ./...
@@ -137,6 +138,8 @@ unit:
 # that `go test ./...` never depends on a build that may not exist.
 e2e: deps-debian
 	$(GO) test -tags e2e -count=1 -timeout 25m $(GOTEST_FLAGS) ./test/e2e/...
+	@echo ">> go test -tags e2e (test/browser: the insights console in headless Chromium)"
+	cd test/browser && $(GO) test -tags e2e -count=1 -timeout 20m $(GOTEST_FLAGS) ./...
 
 # Every parser's fuzz target for a fixed short time.
 fuzz-short:
