@@ -93,7 +93,9 @@ func (v *View) Teams(f Filter) TeamsList {
 	teams := map[string]*team{}
 	for _, g := range v.selected(f) {
 		g.visitShares(v.Idle, func(r *Resource, share float64, cat string, util *float64) {
-			if cat != AllocInUse && cat != AllocIdle {
+			// A device's own resource beside its consumers' copies holds
+			// nothing itself.
+			if (cat != AllocInUse && cat != AllocIdle) || r.Pod == "" {
 				return
 			}
 			if !f.match("team", r.Team) || !f.match("namespace", r.Namespace) {

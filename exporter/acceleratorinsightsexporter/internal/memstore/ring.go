@@ -39,7 +39,7 @@ func (r *chartRing) last() (float64, uint32, bool) {
 		return 0, 0, false
 	}
 	i := (r.head - 1 + len(r.t)) % len(r.t)
-	return float64(r.v[i]), r.t[i], true
+	return widen(r.v[i]), r.t[i], true
 }
 
 // each visits points oldest first.

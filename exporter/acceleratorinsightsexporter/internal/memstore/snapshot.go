@@ -1,6 +1,7 @@
 package memstore
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorinsightsexporter/internal/fleet"
@@ -32,6 +33,13 @@ func latest(c *chartRing) *float64 {
 		return nil
 	}
 	return &v
+}
+
+// widen turns a stored float32 into the float64 with the same shortest
+// decimal form (0.8, not 0.800000011920929), as the agents sent it.
+func widen(v float32) float64 {
+	f, _ := strconv.ParseFloat(strconv.FormatFloat(float64(v), 'g', -1, 32), 64)
+	return f
 }
 
 func (r *resource) snapshot(fromMS int64) fleet.Resource {
@@ -107,7 +115,7 @@ func (st *Store) Series(refs []fleet.SeriesRef, window time.Duration) []fleet.Se
 			s := fleet.Series{Name: chart.Name, Metric: chart.Metric, Unit: chart.Unit, Resource: ref.HWID, Points: []fleet.Point{}}
 			c.each(func(sec uint32, v float32) {
 				if sec >= from {
-					s.Points = append(s.Points, fleet.Point{float64(sec), float64(v)})
+					s.Points = append(s.Points, fleet.Point{float64(sec), widen(v)})
 				}
 			})
 			out = append(out, s)

@@ -31,12 +31,18 @@ function tileTitle(t) {
   ].join('\n');
 }
 
+// idTail is the last part of a partition's id (a NeuronCore's "nc1").
+function idTail(id) {
+  const parts = String(id).split(/[/:]/);
+  return parts[parts.length - 1].replace('neuroncore_', 'nc').slice(-6);
+}
+
 // tile is one device (with its partitions inside) in the grid; it links to
 // the device page.
 export function tile(t, colour) {
   const a = h('a', {href: deviceHref(t.id, t.node), 'data-link': true, class: tileClass(t, colour), title: tileTitle(t),
     dataset: {id: t.id, health: t.health, allocation: t.allocation}},
-  h('span', {class: 'tile-index'}, t.kind === 'partition' ? (t.profile || 'part') : (t.index ?? '?')),
+  h('span', {class: 'tile-index'}, t.kind === 'partition' ? (t.profile || idTail(t.id)) : (t.index ?? '?')),
   t.open_findings ? h('span', {class: 'tile-flag', title: `${t.open_findings} open findings`}, '!') : null);
   if (!t.partitions || t.partitions.length === 0) return a;
   return h('div', {class: 'tile-group'}, a, h('div', {class: 'tile-parts'}, t.partitions.map((p) => tile(p, colour))));
