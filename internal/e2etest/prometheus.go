@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"os"
@@ -176,6 +177,56 @@ func (p *Prometheus) Query(ctx context.Context, expr string) ([]Sample, error) {
 	default:
 		return nil, fmt.Errorf("result type %q: want an instant vector or a scalar", data.ResultType)
 	}
+}
+
+// Series is one element of a range-vector query's result: a series and
+// its samples in the window, oldest first.
+type Series struct {
+	Labels  map[string]string
+	Samples []TimedSample
+}
+
+// TimedSample is one stored sample: its time (milliseconds) and value.
+type TimedSample struct {
+	Ms    int64
+	Value float64
+}
+
+// QuerySamples runs a range-vector selector (`metric{…}[1h]`) as an instant
+// query and returns the stored samples of each matching series, as written:
+// how many there are and with which timestamps, which an instant vector
+// hides.
+func (p *Prometheus) QuerySamples(ctx context.Context, selector string) ([]Series, error) {
+	var data struct {
+		ResultType string `json:"resultType"`
+		Result     []struct {
+			Metric map[string]string `json:"metric"`
+			Values [][2]any          `json:"values"`
+		} `json:"result"`
+	}
+	if err := p.api(ctx, "/api/v1/query?"+url.Values{"query": {selector}}.Encode(), &data); err != nil {
+		return nil, err
+	}
+	if data.ResultType != "matrix" {
+		return nil, fmt.Errorf("result type %q for %s: want a range vector", data.ResultType, selector)
+	}
+	out := make([]Series, 0, len(data.Result))
+	for _, r := range data.Result {
+		s := Series{Labels: r.Metric, Samples: make([]TimedSample, 0, len(r.Values))}
+		for _, v := range r.Values {
+			at, ok := v[0].(float64)
+			if !ok {
+				return nil, fmt.Errorf("sample time %v is not a number", v[0])
+			}
+			val, err := promValue(v[1])
+			if err != nil {
+				return nil, err
+			}
+			s.Samples = append(s.Samples, TimedSample{Ms: int64(math.Round(at * 1000)), Value: val})
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }
 
 // LabelValues returns the values of label on the series matching match, as
