@@ -31,7 +31,7 @@ type clock struct {
 	t  time.Time
 }
 
-func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
 func (c *clock) set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
 
 // console is a started exporter, as the collector starts it: the factory's
@@ -42,6 +42,7 @@ type console struct {
 	url   string
 	clock *clock
 	token string
+	stops []func(context.Context) error
 }
 
 func testConfig() *Config {
@@ -51,6 +52,23 @@ func testConfig() *Config {
 }
 
 func startConsole(t *testing.T, cfg *Config, host component.Host, name string) *console {
+	t.Helper()
+	c := startConsoleNoCleanup(t, cfg, host, name)
+	t.Cleanup(func() { c.stop(t) })
+	return c
+}
+
+// stop shuts the console down as the collector does: every pipeline's
+// exporter.
+func (c *console) stop(t *testing.T) {
+	t.Helper()
+	for _, s := range c.stops {
+		require.NoError(t, s(context.Background()))
+	}
+	c.stops = nil
+}
+
+func startConsoleNoCleanup(t *testing.T, cfg *Config, host component.Host, name string) *console {
 	t.Helper()
 	if host == nil {
 		host = componenttest.NewNopHost()
@@ -64,12 +82,8 @@ func startConsole(t *testing.T, cfg *Config, host component.Host, name string) *
 	require.NoError(t, err)
 	require.NoError(t, me.Start(context.Background(), host))
 	require.NoError(t, le.Start(context.Background(), host))
-	t.Cleanup(func() {
-		require.NoError(t, me.Shutdown(context.Background()))
-		require.NoError(t, le.Shutdown(context.Background()))
-	})
 	e := me.(metricsExporter).Unwrap()
-	c := &console{e: e, url: "http://" + e.Addr(), clock: &clock{t: fixture.Now}}
+	c := &console{e: e, url: "http://" + e.Addr(), clock: &clock{t: fixture.Now}, stops: []func(context.Context) error{me.Shutdown, le.Shutdown}}
 	e.api.now = c.clock.now
 	if e.mem != nil {
 		e.mem.SetClock(c.clock.now)

@@ -142,8 +142,8 @@ func (v *View) deviceDetail(g *Group, p *Part) DeviceDetail {
 		Utilization: tile.Utilization, CostPerHour: tile.CostPerHour, CostPerMonth: round4(tile.CostPerHour * HoursPerMonth),
 		WastePerHour: tile.WastePerHour, WasteByReason: byReason(waste)}
 	d.Index = tile.Index
-	if sh := g.share(r); !(r == g.Device && g.Synthetic) {
-		d.Share = ptr(round4(sh))
+	if g.real(r) {
+		d.Share = ptr(round4(g.share(r)))
 	}
 	if ev != nil {
 		d.FailureMode, d.Action = ev.FailureMode, ev.Action

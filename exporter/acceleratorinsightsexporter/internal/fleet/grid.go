@@ -72,7 +72,7 @@ func holderOf(r *Resource, share float64) Holder {
 // holders lists who holds r itself and its copies.
 func holders(g *Group, r *Resource, copies []*Resource) []Holder {
 	out := []Holder{}
-	if r.Pod != "" && !(r == g.Device && g.Synthetic) {
+	if r.Pod != "" && g.real(r) {
 		out = append(out, holderOf(r, g.share(r)))
 	}
 	for _, c := range copies {
@@ -95,7 +95,7 @@ func (v *View) tileOf(g *Group, r *Resource, copies []*Resource, kind, health st
 		}
 		waste += sum(x.WastePerHour)
 	}
-	if !(r == g.Device && g.Synthetic) {
+	if g.real(r) {
 		visit(r, nil)
 	}
 	for _, c := range copies {

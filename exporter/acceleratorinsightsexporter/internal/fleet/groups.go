@@ -254,10 +254,6 @@ func (g *Group) money() (price float64, waste map[string]float64) {
 	return price, waste
 }
 
-// health is the device's state: hw.status, else unknown.
-func (g *Group) health() string {
-	if g.Device.Health != "" {
-		return g.Device.Health
-	}
-	return "unknown"
-}
+// real reports whether r is a resource that was received (not the
+// synthetic device of partitions seen without their device).
+func (g *Group) real(r *Resource) bool { return r != g.Device || !g.Synthetic }

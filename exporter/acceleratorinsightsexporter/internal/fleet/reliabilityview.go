@@ -55,7 +55,7 @@ type ReliabilityView struct {
 func (v *View) Reliability(f Filter, window time.Duration) ReliabilityView {
 	bucket := max(window/12, time.Minute).Truncate(time.Minute)
 	end := v.Snap.At.Truncate(bucket).Add(bucket)
-	start := end.Add(-time.Duration((window+bucket-1)/bucket) * bucket)
+	start := end.Add(-((window + bucket - 1) / bucket) * bucket)
 	out := ReliabilityView{WindowSeconds: window.Seconds(), BucketSeconds: bucket.Seconds(),
 		EventsOverTime: []Bucket{}, DevicesNotOK: []NotOK{}, MPS: []MPSState{}, XIDHistory: []XIDHistory{}}
 	for t := start; t.Before(end); t = t.Add(bucket) {

@@ -47,7 +47,6 @@ type Store struct {
 	mu        sync.RWMutex
 	events    []fleet.Event // ring, next write at head
 	head      int
-	full      bool
 	findings  map[string]*fleet.Finding
 	decisions map[string]Decision
 	storage   storage.Client
