@@ -56,4 +56,21 @@ var conditions = map[Condition]Classification{
 	NeuronMemECCUncorrected:  {Mnemonic: "Neuron memory ECC uncorrected", Description: "uncorrected ECC errors in Neuron device memory; replace the instance", FailureMode: s.FailureModeMemory, State: s.HWStateFailed, Action: s.ActionReplaceDevice},
 	NeuronSRAMECCCorrected:   {Mnemonic: "Neuron SRAM ECC corrected", Description: "corrected ECC errors in Neuron on-chip SRAM", FailureMode: s.FailureModeHardware, State: s.HWStateOK, Action: s.ActionMonitor},
 	NeuronSRAMECCUncorrected: {Mnemonic: "Neuron SRAM ECC uncorrected", Description: "uncorrected ECC errors in Neuron on-chip SRAM; replace the instance", FailureMode: s.FailureModeHardware, State: s.HWStateFailed, Action: s.ActionReplaceDevice},
+
+	// From the kernel log. NVSwitch SXids: NVIDIA's fabric manager guide
+	// says a fatal SXid leaves the fabric unusable until the baseboard (the
+	// node) is reset; a non-fatal one is corrected or retried by the switch.
+	NVSwitchFatal:    {Mnemonic: "NVSwitch fatal error", Description: "an NVSwitch reported a fatal SXid: NVLink traffic through it is lost until the node is reset", FailureMode: s.FailureModeInterconnect, State: s.HWStateFailed, Action: s.ActionRebootNode},
+	NVSwitchNonFatal: {Mnemonic: "NVSwitch non-fatal error", Description: "an NVSwitch reported a non-fatal SXid; traffic continues", FailureMode: s.FailureModeInterconnect, State: s.HWStateDegraded, Action: s.ActionMonitor},
+	// PCIe AER on a GPU's bus: a fatal uncorrected error resets the link
+	// and the GPU usually falls off the bus (XID 79 follows); a non-fatal
+	// one lost a transaction; a corrected one was retried by the link.
+	PCIeAERFatal:     {Mnemonic: "PCIe fatal error", Description: "a fatal uncorrected PCIe error on the GPU's link; the link is reset and the GPU may be lost", FailureMode: s.FailureModeInterconnect, State: s.HWStateFailed, Action: s.ActionRebootNode},
+	PCIeAERNonFatal:  {Mnemonic: "PCIe uncorrected error", Description: "a non-fatal uncorrected PCIe error on the GPU's link: a transaction was lost", FailureMode: s.FailureModeInterconnect, State: s.HWStateDegraded, Action: s.ActionResetGPU},
+	PCIeAERCorrected: {Mnemonic: "PCIe corrected error", Description: "a corrected PCIe error on the GPU's link; frequent ones predict a failing link or riser", FailureMode: s.FailureModeInterconnect, State: s.HWStateOK, Action: s.ActionMonitor},
+	// Neuron driver NEURON_HW_ERR lines: the Neuron troubleshooting guide
+	// pairs each with action=TERMINATE_INSTANCE.
+	NeuronCoreUncorrected: {Mnemonic: "NeuronCore uncorrected error", Description: "an uncorrectable error in a NeuronCore; replace the instance", FailureMode: s.FailureModeHardware, State: s.HWStateFailed, Action: s.ActionReplaceDevice},
+	NeuronDMAError:        {Mnemonic: "Neuron DMA error", Description: "a Neuron DMA engine reported a hardware error; replace the instance", FailureMode: s.FailureModeHardware, State: s.HWStateFailed, Action: s.ActionReplaceDevice},
+	NeuronHWErrorOther:    {Mnemonic: "Neuron hardware error", Description: "the Neuron driver reported a hardware error of a type not in the catalogue; see its action", FailureMode: s.FailureModeHardware, State: s.HWStateFailed, Action: s.ActionReplaceDevice},
 }

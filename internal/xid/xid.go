@@ -55,7 +55,38 @@ const (
 	NeuronMemECCUncorrected
 	NeuronSRAMECCCorrected
 	NeuronSRAMECCUncorrected
+	// Kernel-log signals (internal/kernellog).
+	NVSwitchFatal
+	NVSwitchNonFatal
+	PCIeAERFatal
+	PCIeAERNonFatal
+	PCIeAERCorrected
+	NeuronCoreUncorrected
+	NeuronDMAError
+	NeuronHWErrorOther
 )
+
+// LastCondition is the highest Condition, for tables that cover them all.
+const LastCondition = NeuronHWErrorOther
+
+// ForNeuronKernelError classifies the error type of a Neuron driver's
+// NEURON_HW_ERR= line (SRAM_UNCORRECTABLE_ERROR, …). A type this table does
+// not name is NeuronHWErrorOther: the driver prints the line only for
+// hardware errors, so it is still a failed device.
+func ForNeuronKernelError(errorType string) (Condition, Classification) {
+	c := NeuronHWErrorOther
+	switch errorType {
+	case "SRAM_UNCORRECTABLE_ERROR":
+		c = NeuronSRAMECCUncorrected
+	case "HBM_UNCORRECTABLE_ERROR":
+		c = NeuronMemECCUncorrected
+	case "NC_UNCORRECTABLE_ERROR":
+		c = NeuronCoreUncorrected
+	case "DMA_ERROR":
+		c = NeuronDMAError
+	}
+	return c, ForCondition(c)
+}
 
 // ForCondition classifies a non-XID signal.
 func ForCondition(c Condition) Classification {

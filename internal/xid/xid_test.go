@@ -36,7 +36,7 @@ func TestEveryEntryUsesSchemaVocabulary(t *testing.T) {
 	for code := range catalogue {
 		check("XID "+strconv.Itoa(code), Lookup(code))
 	}
-	for cond := ECCUncorrected; cond <= NeuronSRAMECCUncorrected; cond++ {
+	for cond := ECCUncorrected; cond <= LastCondition; cond++ {
 		check("condition "+strconv.Itoa(int(cond)), ForCondition(cond))
 	}
 }
@@ -79,5 +79,20 @@ func TestWorseAndUnavailable(t *testing.T) {
 	}
 	if !Unavailable(accelschema.HWStateFailed) || Unavailable(accelschema.HWStateDegraded) {
 		t.Error("only failed devices are unavailable")
+	}
+}
+
+func TestNeuronKernelErrors(t *testing.T) {
+	for typ, want := range map[string]Condition{
+		"SRAM_UNCORRECTABLE_ERROR": NeuronSRAMECCUncorrected,
+		"HBM_UNCORRECTABLE_ERROR":  NeuronMemECCUncorrected,
+		"NC_UNCORRECTABLE_ERROR":   NeuronCoreUncorrected,
+		"DMA_ERROR":                NeuronDMAError,
+		"SOMETHING_NEW":            NeuronHWErrorOther,
+	} {
+		c, cl := ForNeuronKernelError(typ)
+		if c != want || cl.State != accelschema.HWStateFailed || cl.Action != accelschema.ActionReplaceDevice {
+			t.Errorf("%s: got %v %+v", typ, c, cl)
+		}
 	}
 }
