@@ -48,7 +48,7 @@ help:
 	@echo "make build      generate code and build $(DIST) and $(ACCELSIM)"
 	@echo "make bench      Go benchmarks and the load harness against the built binary"
 	@echo "make fuzz       every fuzz target for FUZZTIME (default 2m; make test runs each for $(FUZZTIME))"
-	@echo "make manifests  rebuild the Kubernetes ConfigMaps from distributions/otelcol-accel/config"
+	@echo "make manifests  rebuild the Kubernetes ConfigMaps, the Helm chart's files and the alert rule files from their sources"
 	@echo "make gpu-check  exercise the real NVML path (needs an NVIDIA GPU and driver)"
 
 ## ---- tools ---------------------------------------------------------------
@@ -87,9 +87,10 @@ generate: $(MDATAGEN) manifests
 
 # The Kubernetes ConfigMaps are built from distributions/otelcol-accel/config,
 # the alert rule files from distributions/otelcol-accel/alerts/rules.go.
+# The Helm chart's files/ are copied from both (so the alerts go first).
 manifests:
-	cd test/manifests && $(GO) test -count=1 -run TestGeneratedConfigMapsMatchConfigs . -update
 	$(GO) test -count=1 -run TestGeneratedFilesAreUpToDate ./distributions/otelcol-accel/alerts -update
+	cd test/manifests && $(GO) test -count=1 -run 'TestGeneratedConfigMapsMatchConfigs|TestHelmChartFilesMatchConfigs' . -update
 
 ## ---- build -----------------------------------------------------------------
 

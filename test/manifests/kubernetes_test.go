@@ -17,6 +17,7 @@ type rendered struct {
 	root         string
 	daemonSets   []*appsv1.DaemonSet
 	deployments  []*appsv1.Deployment
+	statefulSets []*appsv1.StatefulSet
 	services     []*corev1.Service
 	configMaps   map[string]*corev1.ConfigMap
 	accounts     []*corev1.ServiceAccount
@@ -33,6 +34,8 @@ func sortObjects(root string, objs []runtime.Object) rendered {
 			r.daemonSets = append(r.daemonSets, v)
 		case *appsv1.Deployment:
 			r.deployments = append(r.deployments, v)
+		case *appsv1.StatefulSet:
+			r.statefulSets = append(r.statefulSets, v)
 		case *corev1.Service:
 			r.services = append(r.services, v)
 		case *corev1.ConfigMap:
@@ -74,38 +77,44 @@ var allowedRules = map[string][]string{
 
 func TestRBACIsLeastPrivilege(t *testing.T) {
 	for _, r := range renderAll(t) {
-		if len(r.roles) > 0 {
-			t.Errorf("%s: namespaced Roles are not expected", r.root)
-		}
-		granted := map[string]bool{}
-		for _, cr := range r.clusterRoles {
-			for _, rule := range cr.Rules {
-				if len(rule.NonResourceURLs) > 0 || len(rule.ResourceNames) > 0 {
-					t.Errorf("%s: %s grants non-resource URLs or named resources", r.root, cr.Name)
-				}
-				for _, g := range rule.APIGroups {
-					for _, res := range rule.Resources {
-						key := g + "/" + res
-						verbs, ok := allowedRules[key]
-						if !ok {
-							t.Errorf("%s: %s grants access to %s, which the collector does not read", r.root, cr.Name, key)
-							continue
+		checkRBAC(t, r)
+	}
+}
+
+// checkRBAC: the rendered ClusterRoles grant exactly allowedRules.
+func checkRBAC(t *testing.T, r rendered) {
+	t.Helper()
+	if len(r.roles) > 0 {
+		t.Errorf("%s: namespaced Roles are not expected", r.root)
+	}
+	granted := map[string]bool{}
+	for _, cr := range r.clusterRoles {
+		for _, rule := range cr.Rules {
+			if len(rule.NonResourceURLs) > 0 || len(rule.ResourceNames) > 0 {
+				t.Errorf("%s: %s grants non-resource URLs or named resources", r.root, cr.Name)
+			}
+			for _, g := range rule.APIGroups {
+				for _, res := range rule.Resources {
+					key := g + "/" + res
+					verbs, ok := allowedRules[key]
+					if !ok {
+						t.Errorf("%s: %s grants access to %s, which the collector does not read", r.root, cr.Name, key)
+						continue
+					}
+					for _, v := range rule.Verbs {
+						if !slices.Contains(verbs, v) {
+							t.Errorf("%s: %s grants %q on %s; only get, list, watch are needed", r.root, cr.Name, v, key)
 						}
-						for _, v := range rule.Verbs {
-							if !slices.Contains(verbs, v) {
-								t.Errorf("%s: %s grants %q on %s; only get, list, watch are needed", r.root, cr.Name, v, key)
-							}
-							granted[key+":"+v] = true
-						}
+						granted[key+":"+v] = true
 					}
 				}
 			}
 		}
-		for key, verbs := range allowedRules {
-			for _, v := range verbs {
-				if !granted[key+":"+v] {
-					t.Errorf("%s: RBAC does not grant %s on %s, which the attributes processor needs", r.root, v, key)
-				}
+	}
+	for key, verbs := range allowedRules {
+		for _, v := range verbs {
+			if !granted[key+":"+v] {
+				t.Errorf("%s: RBAC does not grant %s on %s, which the attributes processor needs", r.root, v, key)
 			}
 		}
 	}
@@ -113,17 +122,29 @@ func TestRBACIsLeastPrivilege(t *testing.T) {
 
 func TestWorkloadsRunTheirConfigsWithTheMountsAndPortsTheyNeed(t *testing.T) {
 	for _, r := range renderAll(t) {
-		if len(r.daemonSets) != 2 || len(r.deployments) != 1 {
-			t.Fatalf("%s: want the NVIDIA and Neuron agent DaemonSets and the gateway Deployment, got %d and %d", r.root, len(r.daemonSets), len(r.deployments))
+		checkWorkloads(t, r, 2)
+	}
+}
+
+// checkWorkloads: the agent DaemonSets and the gateway run their configs
+// with the mounts, ports and probes those configs need.
+func checkWorkloads(t *testing.T, r rendered, agents int) {
+	t.Helper()
+	if len(r.daemonSets) != agents || len(r.deployments)+len(r.statefulSets) != 1 {
+		t.Fatalf("%s: want %d agent DaemonSets and one gateway, got %d DaemonSets, %d Deployments, %d StatefulSets",
+			r.root, agents, len(r.daemonSets), len(r.deployments), len(r.statefulSets))
+	}
+	specs := podSpecs(r.daemonSets, r.deployments)
+	for _, s := range r.statefulSets {
+		specs["StatefulSet/"+s.Name] = s.Spec.Template.Spec
+	}
+	for name, spec := range specs {
+		c, ok := findContainer(spec, "otelcol-accel")
+		if !ok {
+			t.Errorf("%s %s: no otelcol-accel container", r.root, name)
+			continue
 		}
-		for name, spec := range podSpecs(r.daemonSets, r.deployments) {
-			c, ok := findContainer(spec, "otelcol-accel")
-			if !ok {
-				t.Errorf("%s %s: no otelcol-accel container", r.root, name)
-				continue
-			}
-			checkCollectorContainer(t, r, name, spec, c)
-		}
+		checkCollectorContainer(t, r, name, spec, c)
 	}
 }
 
@@ -246,23 +267,43 @@ func checkAgent(t *testing.T, where string, spec corev1.PodSpec, c corev1.Contai
 }
 
 func checkGateway(t *testing.T, r rendered, where string, spec corev1.PodSpec, c corev1.Container, env map[string]string, configs []map[string]any) {
-	d := r.deployments[0]
-	if d.Spec.Replicas == nil || *d.Spec.Replicas != 1 || d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
-		t.Errorf("%s: one replica with the Recreate strategy (the queue volume is ReadWriteOnce)", where)
-	}
 	dir := env["OTELCOL_ACCEL_STORAGE_DIR"]
 	m, ok := mountFor(c, dir)
 	if !ok {
 		t.Fatalf("%s: queue directory %q is not mounted", where, dir)
 	}
-	v, _ := volume(spec, m.Name)
-	if v.PersistentVolumeClaim == nil {
-		t.Errorf("%s: the queue directory must be a PersistentVolumeClaim, not %s", where, m.Name)
-	} else if _, ok := r.pvcs[v.PersistentVolumeClaim.ClaimName]; !ok {
-		t.Errorf("%s: PVC %s is not in the kustomization", where, v.PersistentVolumeClaim.ClaimName)
+	if len(r.statefulSets) == 1 {
+		// Autoscaled: every replica claims its own queue volume.
+		s := r.statefulSets[0]
+		found := false
+		for _, tpl := range s.Spec.VolumeClaimTemplates {
+			if tpl.Name == m.Name && slices.Contains(tpl.Spec.AccessModes, corev1.ReadWriteOnce) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%s: the queue directory must be a ReadWriteOnce volume claim template of the StatefulSet, not %s", where, m.Name)
+		}
+	} else {
+		d := r.deployments[0]
+		if d.Spec.Replicas == nil || *d.Spec.Replicas != 1 || d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
+			t.Errorf("%s: one replica with the Recreate strategy (the queue volume is ReadWriteOnce)", where)
+		}
+		v, _ := volume(spec, m.Name)
+		if v.PersistentVolumeClaim == nil {
+			t.Errorf("%s: the queue directory must be a PersistentVolumeClaim, not %s", where, m.Name)
+		} else if _, ok := r.pvcs[v.PersistentVolumeClaim.ClaimName]; !ok {
+			t.Errorf("%s: PVC %s is not in the kustomization", where, v.PersistentVolumeClaim.ClaimName)
+		}
 	}
-	if got := resolveIn(configs, env, "extensions", "file_storage", "directory"); got == "" || !strings.HasPrefix(got, dir) {
-		t.Errorf("%s: file_storage directory %q is not under the mounted queue dir %s", where, got, dir)
+	// The queue on disk: file_storage for sending queues, or the remote-write
+	// exporter's write-ahead log.
+	got := resolveIn(configs, env, "extensions", "file_storage", "directory")
+	if got == "" {
+		got = resolveIn(configs, env, "exporters", "prometheusremotewrite", "wal", "directory")
+	}
+	if got == "" || !strings.HasPrefix(got, dir) {
+		t.Errorf("%s: the queue directory %q (file_storage or the remote-write WAL) is not under the mounted queue dir %s", where, got, dir)
 	}
 	// Every service port targets a port the gateway container opens.
 	for _, svc := range r.services {

@@ -1,0 +1,106 @@
+{{/* The gateway's pod template, shared by the Deployment and the autoscaled StatefulSet. */}}
+{{- define "otelcol-accel.gatewayPod" -}}
+metadata:
+  labels:
+    app.kubernetes.io/name: otelcol-accel-gateway
+    app.kubernetes.io/component: gateway
+    {{- include "otelcol-accel.labels" . | nindent 4 }}
+  annotations:
+    checksum/config: {{ include (print $.Template.BasePath "/configmaps.yaml") . | sha256sum }}
+spec:
+  serviceAccountName: {{ .Values.serviceAccount.name }}
+  securityContext:
+    fsGroup: 10001
+  {{- with .Values.imagePullSecrets }}
+  imagePullSecrets:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  containers:
+    - name: otelcol-accel
+      image: {{ include "otelcol-accel.image" . }}
+      imagePullPolicy: {{ .Values.image.pullPolicy }}
+      args:
+        {{- range (include "otelcol-accel.gatewayConfigs" . | fromJsonArray) }}
+        - --config=/etc/otelcol-accel/{{ . }}
+        {{- end }}
+      env:
+        - name: OTELCOL_ACCEL_STORAGE_DIR
+          value: /var/lib/otelcol-accel
+        - name: K8S_POD_NAME
+          valueFrom:
+            fieldRef: {fieldPath: metadata.name}
+        - name: GOMEMLIMIT
+          value: {{ .Values.gateway.goMemLimit }}
+        {{- if .Values.region }}
+        - name: AWS_REGION
+          value: {{ .Values.region | quote }}
+        {{- end }}
+        {{- if eq .Values.destination "cloudwatch-emf" }}
+        - name: OTELCOL_ACCEL_EMF_NAMESPACE
+          value: {{ .Values.cloudwatchEMF.namespace | quote }}
+        {{- end }}
+        {{- if eq .Values.destination "cloudwatch-otlp" }}
+        - name: OTELCOL_ACCEL_LOG_GROUP
+          value: {{ .Values.cloudwatchOTLP.logGroup | quote }}
+        - name: OTELCOL_ACCEL_LOG_STREAM
+          value: {{ .Values.cloudwatchOTLP.logStream | quote }}
+        {{- end }}
+        {{- if eq .Values.destination "amp" }}
+        - name: OTELCOL_ACCEL_AMP_REMOTE_WRITE_URL
+          value: {{ .Values.amp.remoteWriteURL | quote }}
+        {{- end }}
+        {{- if eq .Values.destination "otlp" }}
+        # agent-to-gateway.yaml's exporter, pointed at the backend.
+        - name: OTELCOL_ACCEL_GATEWAY_ENDPOINT
+          value: {{ .Values.otlp.endpoint | quote }}
+        - name: OTELCOL_ACCEL_GATEWAY_INSECURE
+          value: {{ .Values.otlp.insecure | quote }}
+        {{- end }}
+        {{- if .Values.insights.enabled }}
+        - name: OTELCOL_ACCEL_INSIGHTS_ENDPOINT
+          value: 0.0.0.0:{{ .Values.insights.port }}
+        {{- end }}
+      ports:
+        - {name: otlp-grpc, containerPort: 4317, protocol: TCP}
+        - {name: otlp-http, containerPort: 4318, protocol: TCP}
+        - {name: prometheus, containerPort: 8889, protocol: TCP}
+        - {name: health, containerPort: 13133, protocol: TCP}
+        - {name: telemetry, containerPort: 8888, protocol: TCP}
+        {{- if .Values.insights.enabled }}
+        - {name: insights, containerPort: {{ .Values.insights.port }}, protocol: TCP}
+        {{- end }}
+      livenessProbe:
+        httpGet: {path: /status, port: health}
+        initialDelaySeconds: 10
+        periodSeconds: 30
+      readinessProbe:
+        httpGet: {path: /status, port: health}
+        periodSeconds: 10
+      resources:
+        {{- toYaml .Values.gateway.resources | nindent 8 }}
+      securityContext:
+        readOnlyRootFilesystem: true
+        allowPrivilegeEscalation: false
+        runAsNonRoot: true
+        runAsUser: 10001
+      volumeMounts:
+        - {name: config, mountPath: /etc/otelcol-accel, readOnly: true}
+        - {name: queue, mountPath: /var/lib/otelcol-accel}
+  volumes:
+    - name: config
+      configMap: {name: {{ include "otelcol-accel.fullname" . }}-gateway}
+    {{- if not .Values.gateway.autoscaling.enabled }}
+    - name: queue
+      persistentVolumeClaim: {claimName: {{ include "otelcol-accel.fullname" . }}-gateway-queue}
+    {{- end }}
+{{- end -}}
+
+{{- define "otelcol-accel.queueClaimSpec" -}}
+accessModes: [ReadWriteOnce]
+{{- with .Values.gateway.persistence.storageClassName }}
+storageClassName: {{ . }}
+{{- end }}
+resources:
+  requests:
+    storage: {{ .Values.gateway.persistence.size }}
+{{- end -}}

@@ -1,0 +1,64 @@
+{{/* Names: with the release called otelcol-accel the objects are named as in the kustomize base. */}}
+{{- define "otelcol-accel.fullname" -}}
+{{- if contains .Chart.Name .Release.Name -}}
+{{- .Release.Name | trunc 50 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 50 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "otelcol-accel.labels" -}}
+app.kubernetes.io/part-of: otelcol-accel
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end -}}
+
+{{- define "otelcol-accel.image" -}}
+{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{- end -}}
+
+{{- define "otelcol-accel.gatewayEndpoint" -}}
+{{ include "otelcol-accel.fullname" . }}-gateway.{{ .Release.Namespace }}.svc:4317
+{{- end -}}
+
+{{/* The gateway's config files, in load order, by destination. */}}
+{{- define "otelcol-accel.gatewayConfigs" -}}
+{{- $d := .Values.destination -}}
+{{- $files := list -}}
+{{- if eq $d "cloudwatch-emf" -}}{{- $files = list "cloudwatch-emf.yaml" -}}
+{{- else if eq $d "cloudwatch-otlp" -}}{{- $files = list "cloudwatch-otlp.yaml" -}}
+{{- else if eq $d "amp" -}}{{- $files = list "amp.yaml" -}}
+{{- else if eq $d "prometheus" -}}{{- $files = list "gateway.yaml" -}}
+{{- else if eq $d "otlp" -}}{{- $files = list "gateway.yaml" "agent-to-gateway.yaml" -}}
+{{- else -}}
+{{- fail (printf "destination %q: use one of cloudwatch-emf, cloudwatch-otlp, amp, prometheus, otlp" $d) -}}
+{{- end -}}
+{{- if .Values.insights.enabled -}}
+{{- if not (.Files.Get "files/insights.yaml") -}}
+{{- fail "insights.enabled: this chart has no files/insights.yaml: the accelerator_insights gateway layer is not shipped in distributions/otelcol-accel/config yet; leave insights.enabled false" -}}
+{{- end -}}
+{{- $files = append $files "insights.yaml" -}}
+{{- end -}}
+{{- toJson $files -}}
+{{- end -}}
+
+{{/* Checks that fail the install with what to set. */}}
+{{- define "otelcol-accel.validate" -}}
+{{- $d := .Values.destination -}}
+{{- if and (has $d (list "cloudwatch-emf" "cloudwatch-otlp" "amp")) (not .Values.region) -}}
+{{- fail (printf "destination %s needs the AWS region: --set region=<region> (e.g. us-east-1)" $d) -}}
+{{- end -}}
+{{- if and (eq $d "amp") (not .Values.amp.remoteWriteURL) -}}
+{{- fail "destination amp needs amp.remoteWriteURL: https://aps-workspaces.<region>.amazonaws.com/workspaces/<id>/api/v1/remote_write" -}}
+{{- end -}}
+{{- if and (eq $d "otlp") (not .Values.otlp.endpoint) -}}
+{{- fail "destination otlp needs otlp.endpoint: host:port of the backend's OTLP/gRPC receiver" -}}
+{{- end -}}
+{{- if .Values.remediation.enabled -}}
+{{- fail "remediation.enabled: the remediation component is not in this distribution yet (issue 18); leave it false" -}}
+{{- end -}}
+{{- if and .Values.gateway.autoscaling.enabled (lt (int .Values.gateway.autoscaling.minReplicas) 1) -}}
+{{- fail "gateway.autoscaling.minReplicas must be at least 1" -}}
+{{- end -}}
+{{- end -}}

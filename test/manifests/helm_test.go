@@ -1,0 +1,280 @@
+package manifests
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"helm.sh/helm/v3/pkg/lint"
+	"helm.sh/helm/v3/pkg/lint/support"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+)
+
+func TestHelmChartFilesMatchConfigs(t *testing.T) {
+	want, err := chartFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(chartDir(), "files")
+	if *update {
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if _, ok := want[e.Name()]; !ok {
+				if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		for name, b := range want {
+			if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if _, ok := want[e.Name()]; !ok {
+			t.Errorf("files/%s is no longer generated: run `make manifests`", e.Name())
+		}
+	}
+	for name, b := range want {
+		got, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil || !bytes.Equal(got, b) {
+			t.Errorf("the chart's files/%s is out of date with its source: run `make manifests`", name)
+		}
+	}
+}
+
+// helmCase is one way to install the chart.
+type helmCase struct {
+	name   string
+	values []string
+	set    map[string]any
+}
+
+func helmCases(t *testing.T) []helmCase {
+	t.Helper()
+	files, err := helmExamples()
+	if err != nil {
+		t.Fatalf("examples: %v", err)
+	}
+	// The promise of the chart: a region and nothing else.
+	cases := []helmCase{{name: "only a region", set: map[string]any{"region": "eu-west-1"}}}
+	for _, f := range files {
+		cases = append(cases, helmCase{name: "examples/" + filepath.Base(f), values: []string{f}})
+	}
+	return cases
+}
+
+func renderHelmCase(t *testing.T, c helmCase) (rendered, []operatorObject) {
+	t.Helper()
+	objs, operator, err := renderHelm(c.values, c.set)
+	if err != nil {
+		t.Fatalf("%s: %v", c.name, err)
+	}
+	return sortObjects("helm "+c.name, objs), operator
+}
+
+func TestHelmChartRendersEveryExampleStrictly(t *testing.T) {
+	for _, c := range helmCases(t) {
+		t.Run(c.name, func(t *testing.T) {
+			r, _ := renderHelmCase(t, c)
+			checkRBAC(t, r)
+			agents := 0
+			vals, _ := helmValues(c.values, c.set)
+			for _, a := range []string{"nvidia", "neuron"} {
+				if enabled, ok := lookupValue(vals, "agents", a, "enabled"); !ok || enabled != false {
+					agents++
+				}
+			}
+			checkWorkloads(t, r, agents)
+			checkServiceAccountCredentials(t, c, r, vals)
+		})
+	}
+}
+
+func lookupValue(vals map[string]any, path ...string) (any, bool) {
+	var cur any = vals
+	for _, k := range path {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		if cur, ok = m[k]; !ok {
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+// An AWS destination needs the region on the gateway; an IRSA example must
+// annotate the service account with a role, a Pod Identity one must not
+// (the association lives in EKS).
+func checkServiceAccountCredentials(t *testing.T, c helmCase, r rendered, vals map[string]any) {
+	dest, _ := lookupValue(vals, "destination")
+	if dest == nil {
+		dest = "cloudwatch-emf"
+	}
+	gw := gatewaySpec(t, r)
+	gc, _ := findContainer(gw, "otelcol-accel")
+	env := containerEnv(gc)
+	switch dest {
+	case "cloudwatch-emf", "cloudwatch-otlp", "amp":
+		if env["AWS_REGION"] == "" {
+			t.Errorf("%s: destination %s without AWS_REGION on the gateway", c.name, dest)
+		}
+	}
+	if len(r.accounts) != 1 {
+		t.Fatalf("%s: want one ServiceAccount, got %d", c.name, len(r.accounts))
+	}
+	role := r.accounts[0].Annotations["eks.amazonaws.com/role-arn"]
+	switch {
+	case strings.Contains(c.name, "irsa") && !strings.HasPrefix(role, "arn:aws:iam::"):
+		t.Errorf("%s: an IRSA example must annotate the service account with a role ARN", c.name)
+	case strings.Contains(c.name, "pod-identity") && role != "":
+		t.Errorf("%s: with EKS Pod Identity the service account carries no role annotation", c.name)
+	}
+}
+
+func gatewaySpec(t *testing.T, r rendered) corev1.PodSpec {
+	t.Helper()
+	switch {
+	case len(r.deployments) == 1:
+		return r.deployments[0].Spec.Template.Spec
+	case len(r.statefulSets) == 1:
+		return r.statefulSets[0].Spec.Template.Spec
+	}
+	t.Fatalf("%s: no gateway", r.root)
+	return corev1.PodSpec{}
+}
+
+func TestHelmChartLints(t *testing.T) {
+	for _, c := range helmCases(t) {
+		vals, err := helmValues(c.values, c.set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := lint.All(chartDir(), vals, helmRelease.Namespace, false)
+		for _, m := range res.Messages {
+			if m.Severity > support.InfoSev {
+				t.Errorf("%s: helm lint: %s", c.name, m)
+			}
+		}
+	}
+}
+
+// The gateway scales only as a StatefulSet, each replica with its own
+// queue, and the HPA targets it.
+func TestHelmAutoscaledGatewayKeepsAQueuePerReplica(t *testing.T) {
+	objs, _, err := renderHelm(nil, map[string]any{"region": "us-east-1", "gateway.autoscaling.enabled": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := sortObjects("helm autoscaled", objs)
+	checkWorkloads(t, r, 2)
+	var hpa *autoscalingv2.HorizontalPodAutoscaler
+	for _, o := range objs {
+		if h, ok := o.(*autoscalingv2.HorizontalPodAutoscaler); ok {
+			hpa = h
+		}
+	}
+	if hpa == nil || len(r.statefulSets) != 1 {
+		t.Fatal("want an HPA and a StatefulSet gateway")
+	}
+	if ref := hpa.Spec.ScaleTargetRef; ref.Kind != "StatefulSet" || ref.Name != r.statefulSets[0].Name {
+		t.Errorf("the HPA scales %s %s, not the gateway StatefulSet", ref.Kind, ref.Name)
+	}
+	if len(r.pvcs) != 0 {
+		t.Error("an autoscaled gateway must not share one PersistentVolumeClaim")
+	}
+}
+
+// Values that cannot work stop the install with what to set.
+func TestHelmChartRefusesWhatCannotWork(t *testing.T) {
+	for _, c := range []struct {
+		set  map[string]any
+		want string
+	}{
+		{map[string]any{}, "needs the AWS region: --set region="},
+		{map[string]any{"region": "us-east-1", "destination": "amp"}, "needs amp.remoteWriteURL"},
+		{map[string]any{"destination": "otlp"}, "needs otlp.endpoint"},
+		{map[string]any{"destination": "datadog"}, `destination "datadog": use one of`},
+		{map[string]any{"region": "us-east-1", "remediation.enabled": true}, "remediation component is not in this distribution"},
+	} {
+		_, err := renderHelmManifests(nil, c.set)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want %q", c.set, err, c.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(chartDir(), "files", "insights.yaml")); os.IsNotExist(err) {
+		_, err := renderHelmManifests(nil, map[string]any{"region": "us-east-1", "insights.enabled": true})
+		if err == nil || !strings.Contains(err.Error(), "no files/insights.yaml") {
+			t.Errorf("insights.enabled without its layer: error %v", err)
+		}
+	}
+}
+
+// With the monitoring switches on, the PrometheusRule is the shipped alert
+// rules and the PodMonitor scrapes the telemetry port every collector opens.
+func TestHelmMonitoringObjects(t *testing.T) {
+	objs, operator, err := renderHelm(nil, map[string]any{"destination": "prometheus", "podMonitor.enabled": true, "prometheusRule.enabled": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]operatorObject{}
+	for _, o := range operator {
+		kinds[o.Kind] = o
+	}
+	rule, ok := kinds["PrometheusRule"]
+	if !ok || len(rule.Spec.Groups) == 0 {
+		t.Fatal("no PrometheusRule with rule groups")
+	}
+	alerts := 0
+	for _, g := range rule.Spec.Groups {
+		for _, r := range g.Rules {
+			if r.Alert != "" {
+				alerts++
+			}
+		}
+	}
+	if alerts < 10 {
+		t.Errorf("the PrometheusRule holds %d alerts", alerts)
+	}
+	pm, ok := kinds["PodMonitor"]
+	if !ok || len(pm.Spec.PodMetricsEndpoints) != 1 {
+		t.Fatal("no PodMonitor")
+	}
+	port := pm.Spec.PodMetricsEndpoints[0].Port
+	r := sortObjects("helm monitoring", objs)
+	specs := podSpecs(r.daemonSets, r.deployments)
+	for name, spec := range specs {
+		c, _ := findContainer(spec, "otelcol-accel")
+		if !slices.ContainsFunc(c.Ports, func(p corev1.ContainerPort) bool { return p.Name == port }) {
+			t.Errorf("%s opens no port %s for the PodMonitor", name, port)
+		}
+		labels := map[string]string{}
+		switch {
+		case strings.HasPrefix(name, "DaemonSet/"):
+			for _, d := range r.daemonSets {
+				if "DaemonSet/"+d.Name == name {
+					labels = d.Spec.Template.Labels
+				}
+			}
+		default:
+			labels = r.deployments[0].Spec.Template.Labels
+		}
+		for k, v := range pm.Spec.Selector.MatchLabels {
+			if labels[k] != v {
+				t.Errorf("the PodMonitor does not select %s (%s=%s)", name, k, v)
+			}
+		}
+	}
+}

@@ -1,0 +1,50 @@
+package manifests
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// chartConfigs are the collector configs the chart's ConfigMaps carry,
+// copied byte for byte from distributions/otelcol-accel/config into the
+// chart's files/ (Helm reads no file outside the chart).
+var chartConfigs = []string{
+	"agent.yaml", "agent-to-gateway.yaml",
+	"gateway.yaml", "cloudwatch-emf.yaml", "cloudwatch-otlp.yaml", "amp.yaml",
+}
+
+// optionalChartConfigs are copied when the config directory has them: the
+// chart refuses the feature (insights.enabled) until then.
+var optionalChartConfigs = []string{"insights.yaml"}
+
+// chartFiles returns what each file under the chart's files/ must hold.
+func chartFiles() (map[string][]byte, error) {
+	out := map[string][]byte{}
+	for _, f := range chartConfigs {
+		raw, err := os.ReadFile(filepath.Join(configDir(), f))
+		if err != nil {
+			return nil, fmt.Errorf("config file for the chart: %w", err)
+		}
+		out[f] = raw
+	}
+	for _, f := range optionalChartConfigs {
+		raw, err := os.ReadFile(filepath.Join(configDir(), f))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[f] = raw
+	}
+	// The alert rules as a PrometheusRule (prometheusRule.enabled).
+	raw, err := os.ReadFile(filepath.Join(distDir(), "alerts", "prometheusrule.yaml"))
+	if err != nil {
+		return nil, fmt.Errorf("alert rules for the chart: %w", err)
+	}
+	out["prometheusrule.yaml"] = raw
+	return out, nil
+}
