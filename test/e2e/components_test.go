@@ -50,7 +50,7 @@ func TestBinaryListsEveryPromisedComponent(t *testing.T) {
 	}{
 		{"receivers", names(listed.Receivers), []string{"otlp", "prometheus", "dcgm", "neuron", "inference"}},
 		{"processors", names(listed.Processors), []string{"batch", "memory_limiter", "accelerator_attributes", "accelerator_cost"}},
-		{"exporters", names(listed.Exporters), []string{"debug", "otlp_grpc", "otlp_http", "prometheus", "cloudwatch_emf"}},
+		{"exporters", names(listed.Exporters), []string{"debug", "otlp_grpc", "otlp_http", "prometheus", "prometheus_remote_write", "cloudwatch_emf"}},
 		{"extensions", names(listed.Extensions), []string{"healthcheckv2", "pprof", "zpages", "file_storage", "sigv4auth"}},
 		{"providers", schemes, []string{"env", "file", "yaml", "http", "https"}},
 	}

@@ -18,7 +18,7 @@ import (
 // so an outage and its recovery fit in seconds.
 const ampFaultOverlay = `
 exporters:
-  prometheusremotewrite/amp:
+  prometheus_remote_write/amp:
     wal:
       truncate_frequency: 1s
     retry_on_failure:

@@ -73,7 +73,7 @@ func TestDashboardsShowDataThroughRemoteWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := hs.ComponentStatus("exporter:prometheusremotewrite/amp"); got != "StatusOK" {
+	if got := hs.ComponentStatus("exporter:prometheus_remote_write/amp"); got != "StatusOK" {
 		t.Errorf("the remote-write exporter reports %q, want StatusOK", got)
 	}
 }

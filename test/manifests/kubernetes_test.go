@@ -300,7 +300,7 @@ func checkGateway(t *testing.T, r rendered, where string, spec corev1.PodSpec, c
 	// exporter's write-ahead log.
 	got := resolveIn(configs, env, "extensions", "file_storage", "directory")
 	if got == "" {
-		got = resolveIn(configs, env, "exporters", "prometheusremotewrite", "wal", "directory")
+		got = resolveIn(configs, env, "exporters", "prometheus_remote_write", "wal", "directory")
 	}
 	if got == "" || !strings.HasPrefix(got, dir) {
 		t.Errorf("%s: the queue directory %q (file_storage or the remote-write WAL) is not under the mounted queue dir %s", where, got, dir)
