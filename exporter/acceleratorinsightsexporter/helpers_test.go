@@ -51,7 +51,7 @@ func testConfig() *Config {
 	return cfg
 }
 
-func startConsole(t *testing.T, cfg *Config, host component.Host, name string) *console {
+func startConsole(t testing.TB, cfg *Config, host component.Host, name string) *console {
 	t.Helper()
 	c := startConsoleNoCleanup(t, cfg, host, name)
 	t.Cleanup(func() { c.stop(t) })
@@ -60,7 +60,7 @@ func startConsole(t *testing.T, cfg *Config, host component.Host, name string) *
 
 // stop shuts the console down as the collector does: every pipeline's
 // exporter.
-func (c *console) stop(t *testing.T) {
+func (c *console) stop(t testing.TB) {
 	t.Helper()
 	for _, s := range c.stops {
 		require.NoError(t, s(context.Background()))
@@ -68,7 +68,7 @@ func (c *console) stop(t *testing.T) {
 	c.stops = nil
 }
 
-func startConsoleNoCleanup(t *testing.T, cfg *Config, host component.Host, name string) *console {
+func startConsoleNoCleanup(t testing.TB, cfg *Config, host component.Host, name string) *console {
 	t.Helper()
 	if host == nil {
 		host = componenttest.NewNopHost()
@@ -110,7 +110,7 @@ func (c *console) feed(t *testing.T, end time.Time) {
 	c.e.api.invalidate()
 }
 
-func (c *console) get(t *testing.T, path string) (*http.Response, []byte) {
+func (c *console) get(t testing.TB, path string) (*http.Response, []byte) {
 	t.Helper()
 	resp, err := http.Get(c.url + path)
 	require.NoError(t, err)
@@ -120,7 +120,7 @@ func (c *console) get(t *testing.T, path string) (*http.Response, []byte) {
 	return resp, body
 }
 
-func (c *console) getJSON(t *testing.T, path string, v any) {
+func (c *console) getJSON(t testing.TB, path string, v any) {
 	t.Helper()
 	resp, body := c.get(t, path)
 	require.Equal(t, http.StatusOK, resp.StatusCode, "%s: %s", path, body)

@@ -58,7 +58,7 @@ type DeviceDetail struct {
 
 // SeriesRef names a resource whose charts the backend reads.
 type SeriesRef struct {
-	Node, HWID, PartitionType, PartitionID string
+	Node, HWID, PartitionType, PartitionID, Holder string
 	// CoresOnly: only utilization (NeuronCores, MIG instances under a
 	// device page).
 	PartitionsUtilizationOnly bool
@@ -96,7 +96,7 @@ func (v *View) Device(id, node string) (DeviceDetail, []SeriesRef, bool) {
 
 func (v *View) refs(g *Group, p *Part) []SeriesRef {
 	ref := func(r *Resource, utilOnly bool) SeriesRef {
-		return SeriesRef{r.Node, r.HWID, r.PartitionType, r.PartitionID, utilOnly}
+		return SeriesRef{r.Node, r.HWID, r.PartitionType, r.PartitionID, r.HolderKey(), utilOnly}
 	}
 	if p != nil {
 		return []SeriesRef{ref(p.Resource, false)}

@@ -45,6 +45,19 @@ func IdentityFrom(get func(key string) string) Identity {
 	return id
 }
 
+// HolderKey tells apart the consumer copies of one shared allocation (a
+// shared DRA claim gives every consumer the same hw.id, partition type and
+// id): the pod's uid, else its namespace and name, "" for no holder.
+func (id *Identity) HolderKey() string {
+	if id.PodUID != "" {
+		return id.PodUID
+	}
+	if id.Pod != "" {
+		return id.Namespace + "/" + id.Pod
+	}
+	return ""
+}
+
 // EndpointOf names an inference server: server.address[:server.port].
 func EndpointOf(get func(string) string) string {
 	addr, port := get(s.AttrServerAddress), get(s.AttrServerPort)

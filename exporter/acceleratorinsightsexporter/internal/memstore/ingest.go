@@ -57,7 +57,7 @@ func (st *Store) Consume(md pmetric.Metrics) {
 }
 
 func (st *Store) consumeDevice(rm pmetric.ResourceMetrics, id fleet.Identity, nowMS int64) {
-	k := resourceKey{id.Node, id.HWID, id.PartitionType, id.PartitionID}
+	k := resourceKey{id.Node, id.HWID, id.PartitionType, id.PartitionID, id.HolderKey()}
 	r := st.resources[k]
 	if r == nil {
 		r = &resource{}
@@ -118,22 +118,22 @@ func value(p pmetric.NumberDataPoint) float64 {
 	return p.DoubleValue()
 }
 
-// ownPoint: a point measured for the resource itself, not for one process
-// or pod on it (those are other series), nor for an encoder or decoder.
-func ownPoint(a pcommon.Map) bool {
+// pointKind says whether a point counts for the resource's chart: measured
+// for the resource itself, or for one process on it (fleet.Reading decides
+// which wins); not for a pod on a shared device that holds no share of it,
+// nor for an encoder or decoder.
+func pointKind(a pcommon.Map) (counts, perProcess bool) {
 	if a.Len() == 0 {
-		return true
-	}
-	if _, ok := a.Get(s.AttrProcessPID); ok {
-		return false
+		return true, false
 	}
 	if _, ok := a.Get(s.AttrConsumerPod); ok {
-		return false
+		return false, false
 	}
 	if t, ok := a.Get(s.AttrHWGPUTask); ok && t.Str() != s.GPUTaskGeneral {
-		return false
+		return false, false
 	}
-	return true
+	_, pid := a.Get(s.AttrProcessPID)
+	return true, pid
 }
 
 func (st *Store) deviceMetric(r *resource, m pmetric.Metric) {
@@ -185,30 +185,20 @@ func (st *Store) deviceMetric(r *resource, m pmetric.Metric) {
 	if slot < 0 {
 		return
 	}
-	// Several points of one metric for the resource itself (memory by
-	// category, temperature by sensor) become one sample: memory adds up,
-	// the rest takes the highest.
-	var v float64
+	// Several points of one metric become one sample (fleet.Reading).
+	reading := fleet.Reading{Chart: fleet.Charts[slot].Name}
 	var ts pcommon.Timestamp
-	n := 0
 	for i := 0; i < pts.Len(); i++ {
 		p := pts.At(i)
-		if !ownPoint(p.Attributes()) {
+		counts, perProcess := pointKind(p.Attributes())
+		if !counts {
 			continue
 		}
-		x := value(p)
-		switch {
-		case n == 0:
-			v = x
-		case slot == chartMemoryUsed:
-			v += x
-		case x > v:
-			v = x
-		}
+		reading.Add(value(p), perProcess)
 		ts = max(ts, p.Timestamp())
-		n++
 	}
-	if n == 0 {
+	v, ok := reading.Value()
+	if !ok {
 		return
 	}
 	c := r.charts[slot]

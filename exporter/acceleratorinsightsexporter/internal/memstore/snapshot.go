@@ -103,7 +103,7 @@ func (st *Store) Series(refs []fleet.SeriesRef, window time.Duration) []fleet.Se
 	defer st.mu.RUnlock()
 	out := []fleet.Series{}
 	for _, ref := range refs {
-		r := st.resources[resourceKey{ref.Node, ref.HWID, ref.PartitionType, ref.PartitionID}]
+		r := st.resources[resourceKey{ref.Node, ref.HWID, ref.PartitionType, ref.PartitionID, ref.Holder}]
 		if r == nil {
 			continue
 		}

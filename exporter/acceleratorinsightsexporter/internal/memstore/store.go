@@ -39,7 +39,7 @@ const (
 )
 
 type resourceKey struct {
-	node, hwID, partitionType, partitionID string
+	node, hwID, partitionType, partitionID, holder string
 }
 
 // resource is one device, partition or consumer copy.

@@ -17,6 +17,7 @@ type tpotAux struct{ q fleet.Quantiles }
 // builder gathers the queries' samples into one snapshot, keyed as the
 // memory backend keys its model.
 type builder struct {
+	readings  []pendingReading
 	resources map[resourceKey]*fleet.Resource
 	order     []resourceKey
 	gr        map[resourceKey]*aux
@@ -76,6 +77,34 @@ func (b *builder) gauge(field func(*fleet.Resource) **float64, sum bool) func([]
 			case v > **p:
 				**p = v
 			}
+		}
+	}
+}
+
+// pendingReading is a chart value of one resource being folded from its
+// series, written to its field when the snapshot is made.
+type pendingReading struct {
+	r     *fleet.Resource
+	field func(*fleet.Resource) **float64
+	acc   *fleet.Reading
+}
+
+// reading folds a chart's series per resource (fleet.Reading).
+func (b *builder) reading(chart string, field func(*fleet.Resource) **float64) func([]sample) {
+	return func(samples []sample) {
+		acc := map[*fleet.Resource]*fleet.Reading{}
+		for _, x := range samples {
+			if math.IsNaN(x.value) {
+				continue
+			}
+			r := b.resource(x.labels)
+			a := acc[r]
+			if a == nil {
+				a = &fleet.Reading{Chart: chart}
+				acc[r] = a
+				b.readings = append(b.readings, pendingReading{r, field, a})
+			}
+			a.Add(x.value, perProcess(x.labels))
 		}
 	}
 }
@@ -141,6 +170,11 @@ func (b *builder) server(field func(*fleet.Server) **float64) func([]sample) {
 
 func (b *builder) snapshot(now time.Time) *fleet.Snapshot {
 	snap := &fleet.Snapshot{At: now.UTC()}
+	for _, p := range b.readings {
+		if v, ok := p.acc.Value(); ok {
+			*p.field(p.r) = &v
+		}
+	}
 	for _, k := range b.order {
 		r := b.resources[k]
 		if r.Utilization == nil {

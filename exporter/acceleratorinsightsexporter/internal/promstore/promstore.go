@@ -3,7 +3,6 @@ package promstore
 import (
 	"context"
 	"fmt"
-	"math"
 	"net/http"
 	"slices"
 	"strings"
@@ -63,19 +62,23 @@ func label(key string) string {
 	return n
 }
 
-// ownSeries selects a resource's own points (not one process's, not one
-// pod's on a shared device, not the encoder's or decoder's), as the memory
-// backend reads them.
-var ownSeries = fmt.Sprintf(`%s="", %s="", %s=~"|%s"`, label(s.AttrProcessPID), label(s.AttrConsumerPod), label(s.AttrHWGPUTask), s.GPUTaskGeneral)
+// chartSeries selects the points that count for a resource's charts (its
+// own and its processes', fleet.Reading folds them): not one pod's on a
+// shared device, not the encoder's or decoder's, as the memory backend
+// reads them.
+var chartSeries = fmt.Sprintf(`%s="", %s=~"|%s"`, label(s.AttrConsumerPod), label(s.AttrHWGPUTask), s.GPUTaskGeneral)
+
+// perProcess reports whether a series is one process's.
+func perProcess(labels map[string]string) bool { return labels[label(s.AttrProcessPID)] != "" }
 
 func identityOf(labels map[string]string) fleet.Identity {
 	return fleet.IdentityFrom(func(key string) string { return labels[label(key)] })
 }
 
-type resourceKey struct{ node, hwID, partitionType, partitionID string }
+type resourceKey struct{ node, hwID, partitionType, partitionID, holder string }
 
 func keyOf(id *fleet.Identity) resourceKey {
-	return resourceKey{id.Node, id.HWID, id.PartitionType, id.PartitionID}
+	return resourceKey{id.Node, id.HWID, id.PartitionType, id.PartitionID, id.HolderKey()}
 }
 
 // query is one instant query of a snapshot and what to do with its samples.
@@ -89,15 +92,15 @@ func (st *Store) Snapshot(ctx context.Context) (*fleet.Snapshot, error) {
 	now := st.now()
 	b := newBuilder()
 	win := promDuration(st.rateWindow)
-	own := func(name string) string { return fmt.Sprintf(`%s{%s}`, metric(name), ownSeries) }
+	chart := func(name string) string { return fmt.Sprintf(`%s{%s}`, metric(name), chartSeries) }
 	hw := fmt.Sprintf(`%s!=""`, label(s.AttrHWID))
 	noHW := fmt.Sprintf(`%s=""`, label(s.AttrHWID))
 	queries := []query{
 		{fmt.Sprintf(`%s{%s} == 1`, metric(s.MetricStatus), hw), b.status},
-		{own(s.MetricGPUUtilization), b.gauge(func(r *fleet.Resource) **float64 { return &r.Utilization }, false)},
-		{own(s.MetricGREngineActive), b.gauge(func(r *fleet.Resource) **float64 { return &b.grEngine(r).v }, false)},
-		{own(s.MetricGPUMemoryUsage), b.gauge(func(r *fleet.Resource) **float64 { return &r.MemoryUsed }, true)},
-		{own(s.MetricGPUMemoryUtilization), b.gauge(func(r *fleet.Resource) **float64 { return &r.MemoryUtilization }, false)},
+		{chart(s.MetricGPUUtilization), b.reading("utilization", func(r *fleet.Resource) **float64 { return &r.Utilization })},
+		{chart(s.MetricGREngineActive), b.reading("gr_engine_active", func(r *fleet.Resource) **float64 { return &b.grEngine(r).v })},
+		{chart(s.MetricGPUMemoryUsage), b.reading("memory_used", func(r *fleet.Resource) **float64 { return &r.MemoryUsed })},
+		{chart(s.MetricGPUMemoryUtilization), b.reading("memory_utilization", func(r *fleet.Resource) **float64 { return &r.MemoryUtilization })},
 		{fmt.Sprintf(`%s{%s}`, metric(s.MetricGPUMemoryLimit), hw), b.gauge(func(r *fleet.Resource) **float64 { return &r.MemoryLimit }, false)},
 		{fmt.Sprintf(`%s{%s}`, metric(s.MetricPartitionMemoryLimit), hw), b.gauge(func(r *fleet.Resource) **float64 { return &r.MemoryLimit }, false)},
 		{fmt.Sprintf(`%s{%s}`, metric(s.MetricPrice), hw), b.gauge(func(r *fleet.Resource) **float64 { return &r.PricePerHour }, false)},
@@ -197,40 +200,44 @@ func (st *Store) Series(ctx context.Context, refs []fleet.SeriesRef, window time
 			byName[n] = i
 		}
 		expr := fmt.Sprintf(`{__name__=~"%s", %s=%q, %s=%q, %s=%q, %s}`, strings.Join(names, "|"),
-			label(s.AttrHWID), ref.HWID, label(s.AttrPartitionType), ref.PartitionType, label(s.AttrPartitionID), ref.PartitionID, ownSeries)
+			label(s.AttrHWID), ref.HWID, label(s.AttrPartitionType), ref.PartitionType, label(s.AttrPartitionID), ref.PartitionID, chartSeries)
 		series, err := st.c.queryRange(ctx, expr, start, end, step)
 		if err != nil {
 			st.report(err)
 			return nil, err
 		}
-		// Several series of one chart (memory by category, temperature by
-		// sensor) become one: memory adds up, the rest takes the highest,
-		// as in the memory backend.
-		merged := map[int]map[float64]float64{}
+		// Several series of one chart at one time become one value
+		// (fleet.Reading), as in the memory backend.
+		readings := map[int]map[float64]*fleet.Reading{}
 		for _, rs := range series {
 			id := identityOf(rs.labels)
-			if id.Node != ref.Node {
+			if id.Node != ref.Node || id.HolderKey() != ref.Holder {
 				continue
 			}
 			i, ok := byName[rs.labels["__name__"]]
 			if !ok {
 				continue
 			}
-			m := merged[i]
+			m := readings[i]
 			if m == nil {
-				m = map[float64]float64{}
-				merged[i] = m
+				m = map[float64]*fleet.Reading{}
+				readings[i] = m
 			}
+			proc := perProcess(rs.labels)
 			for _, p := range rs.points {
-				old, seen := m[p[0]]
-				switch {
-				case !seen:
-					m[p[0]] = p[1]
-				case fleet.Charts[i].Name == "memory_used":
-					m[p[0]] = old + p[1]
-				default:
-					m[p[0]] = math.Max(old, p[1])
+				r := m[p[0]]
+				if r == nil {
+					r = &fleet.Reading{Chart: fleet.Charts[i].Name}
+					m[p[0]] = r
 				}
+				r.Add(p[1], proc)
+			}
+		}
+		merged := map[int]map[float64]float64{}
+		for i, m := range readings {
+			merged[i] = make(map[float64]float64, len(m))
+			for t, r := range m {
+				merged[i][t], _ = r.Value()
 			}
 		}
 		idx := make([]int, 0, len(merged))

@@ -1,0 +1,67 @@
+package acceleratorinsightsexporter
+
+import (
+	"io"
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorinsightsexporter/internal/fixture"
+)
+
+// API latency for 10,000 devices from memory, through the real server:
+// each request rebuilds the snapshot and the view (the worst case: the 1 s
+// view cache missed), and p50/p99 are reported over all requests of the
+// run. Run with -benchtime=200x or more for a meaningful p99.
+func BenchmarkAPI10kDevices(b *testing.B) {
+	cfg := testConfig()
+	c := startConsole(b, cfg, nil, "bench")
+	const nodes = 1250 // × 8 GPUs
+	for i := 2; i >= 0; i-- {
+		at := fixture.Now.Add(-time.Duration(i) * 30 * time.Second)
+		c.clock.set(at)
+		c.e.consumeMetrics(fixture.Large(nodes, at))
+	}
+	c.clock.set(fixture.Now)
+	client := &http.Client{}
+	for _, path := range []string{
+		"/api/v1/fleet",
+		"/api/v1/devices?page=1&page_size=50",
+		"/api/v1/devices?page=10&page_size=50&team=team-07",
+		"/api/v1/teams",
+		"/api/v1/capacity",
+		"/api/v1/filters",
+		"/api/v1/device?id=GPU-00600-3",
+		"/api/v1/reliability",
+	} {
+		for _, cached := range []bool{false, true} {
+			name := path
+			if cached {
+				name += "#cached"
+			}
+			b.Run(name, func(b *testing.B) {
+				lat := make([]time.Duration, 0, b.N)
+				for i := 0; i < b.N; i++ {
+					if !cached {
+						c.e.api.invalidate()
+					}
+					t0 := time.Now()
+					resp, err := client.Get(c.url + path)
+					if err != nil {
+						b.Fatal(err)
+					}
+					_, _ = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					lat = append(lat, time.Since(t0))
+					if resp.StatusCode != http.StatusOK {
+						b.Fatalf("%s: %d", path, resp.StatusCode)
+					}
+				}
+				slices.Sort(lat)
+				b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+				b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+			})
+		}
+	}
+}
