@@ -230,3 +230,25 @@ func TestUnknownPathIsRefused(t *testing.T) {
 	require.Len(t, s.Violations(), 1)
 	assert.Contains(t, s.Violations()[0], fmt.Sprintf("POST %s", "/v1/traces"))
 }
+
+// OTLP/JSON without compression is the endpoints' other format; the answer
+// comes back in it.
+func TestJSONMetricsAreTaken(t *testing.T) {
+	s := newServer(t)
+	body, err := pmetricotlp.NewExportRequestFromMetrics(gauges(2)).MarshalJSON()
+	require.NoError(t, err)
+	req, err := http.NewRequest(http.MethodPost, s.URL+MetricsPath, bytes.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	sum := sha256.Sum256(body)
+	creds := aws.Credentials{AccessKeyID: testCreds.AccessKeyID, SecretAccessKey: testCreds.SecretAccessKey}
+	require.NoError(t, v4.NewSigner().SignHTTP(context.Background(), creds, req, hex.EncodeToString(sum[:]), MetricsService, "us-west-2", time.Now()))
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+	require.Len(t, s.Metrics(), 1)
+	assert.Equal(t, 2, s.Metrics()[0].DataPointCount())
+	assert.Empty(t, s.Violations())
+}
