@@ -108,6 +108,9 @@ const (
 	AttrHealthFailureMode  = "accelerator.health.failure_mode"
 	AttrHealthAction       = "accelerator.health.action"
 	AttrHealthDescription  = "accelerator.health.description"
+	AttrHealthSources      = "accelerator.health.sources"
+	AttrHealthDetail       = "accelerator.health.detail"
+	AttrProcessName        = "process.executable.name"
 	AttrFindingEvidence    = "accelerator.finding.evidence"
 	AttrFindingAction      = "accelerator.finding.action"
 	AttrFindingSavingMonth = "accelerator.finding.monthly_saving"
@@ -122,6 +125,8 @@ const (
 	EventDeviceLost     = "accelerator.health.device_lost"
 	EventMPSDaemonDown  = "accelerator.health.mps_daemon_down"
 	EventNeuronHWError  = "accelerator.health.neuron_hw_error"
+	EventPCIeAER        = "accelerator.health.pcie_aer"
+	EventNVSwitchError  = "accelerator.health.nvswitch_error"
 	EventFinding        = "accelerator.finding"
 )
 
@@ -231,6 +236,9 @@ var Attributes = []AttributeDef{
 	{AttrHealthFailureMode, "string", ScopeLog, &EnumFailureMode, false, "Failure mode of a health event (from internal/xid)."},
 	{AttrHealthAction, "string", ScopeLog, &EnumAction, false, "Recommended action for a health event or unhealthy-capacity finding."},
 	{AttrHealthDescription, "string", ScopeLog, nil, false, "What the source said, in words."},
+	{AttrHealthSources, "string", ScopeLog, nil, false, "The sources that saw a health event, comma-separated and sorted (`dcgm_exporter`, `kernel_log`, `nvml`, `neuron_monitor`): one event however many saw it."},
+	{AttrHealthDetail, "string", ScopeLog, nil, false, "What the driver wrote in the kernel log for the event: its lines, newline-separated."},
+	{AttrProcessName, "string", ScopeLog, nil, false, "On a health event: the name of the process the driver named in the kernel log."},
 	{AttrFindingEvidence, "string", ScopeLog, nil, false, "Numbers the finding rests on, as `key=value` pairs."},
 	{AttrFindingAction, "string", ScopeLog, nil, false, "Recommended action, in words."},
 	{AttrFindingSavingMonth, "double", ScopeLog, nil, false, "Estimated saving in USD per month (monthly_hours of the cost processor, default 730 h) if the action is taken."},

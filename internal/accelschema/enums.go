@@ -291,7 +291,9 @@ var (
 		{EventRowRemap, "a row remap is pending or has failed"},
 		{EventDeviceLost, "a device is lost or has fallen off the bus"},
 		{EventMPSDaemonDown, "the MPS control daemon stopped answering"},
-		{EventNeuronHWError, "Neuron hardware ECC event"},
+		{EventNeuronHWError, "Neuron hardware error (ECC counters, or the driver's NEURON_HW_ERR kernel log line)"},
+		{EventPCIeAER, "a PCIe AER error on a GPU's link (kernel log)"},
+		{EventNVSwitchError, "an NVSwitch SXid: an NVLink fabric error (kernel log)"},
 		{EventFinding, "a cost finding"},
 	}}
 )

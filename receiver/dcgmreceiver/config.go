@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/config/confighttp"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
+	"github.com/otelcol-accel/otelcol-accel/internal/kernellog"
 	"github.com/otelcol-accel/otelcol-accel/receiver/dcgmreceiver/internal/exportersource"
 	"github.com/otelcol-accel/otelcol-accel/receiver/dcgmreceiver/internal/metadata"
 	"github.com/otelcol-accel/otelcol-accel/receiver/dcgmreceiver/internal/model"
@@ -85,6 +86,11 @@ type HealthConfig struct {
 	// (e.g. failed after XID 79): XIDs are events, and a state that never
 	// cleared would outlive the repair.
 	XIDHold time.Duration `mapstructure:"xid_hold"`
+	// KernelLog reads the NVIDIA driver's kernel log lines (every XID with
+	// its process, fallen off the bus, NVSwitch SXids, PCIe AER on a GPU's
+	// link) as a second source of health events, de-duplicated against
+	// NVML's or dcgm-exporter's: see internal/kernellog.
+	KernelLog kernellog.Config `mapstructure:"kernel_log"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -105,7 +111,7 @@ func createDefaultConfig() *Config {
 			ControlCommand: mps.DefaultControlCommand,
 			Timeout:        5 * time.Second,
 		},
-		Health: HealthConfig{XIDHold: 10 * time.Minute},
+		Health: HealthConfig{XIDHold: 10 * time.Minute, KernelLog: kernellog.DefaultConfig()},
 	}
 }
 
@@ -149,6 +155,9 @@ func (cfg *Config) Validate() error {
 	}
 	if cfg.Health.XIDHold < 0 {
 		errs = append(errs, errors.New("health.xid_hold must not be negative"))
+	}
+	if err := cfg.Health.KernelLog.Validate("health.kernel_log"); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

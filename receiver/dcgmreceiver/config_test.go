@@ -66,6 +66,18 @@ func TestMPSConfig(t *testing.T) {
 	assert.Equal(t, 30*time.Minute, cfg.Health.XIDHold)
 }
 
+func TestKernelLogConfig(t *testing.T) {
+	cfg := loadConfig(t, "kernel_log")
+	require.NoError(t, confmap.Validate(cfg))
+	kl := cfg.Health.KernelLog
+	assert.Equal(t, "kmsg", kl.Source)
+	assert.Equal(t, "/host/dev/kmsg", kl.Path)
+	require.NotNil(t, kl.Storage)
+	assert.Equal(t, "file_storage", kl.Storage.String())
+	assert.Equal(t, 10*time.Second, kl.DedupWindow)
+	assert.False(t, createDefaultConfig().Health.KernelLog.Enabled(), "off unless configured (it needs the host's log mounted)")
+}
+
 func TestLibraryPath(t *testing.T) {
 	cfg := loadConfig(t, "library_path")
 	require.NoError(t, confmap.Validate(cfg))
@@ -74,16 +86,19 @@ func TestLibraryPath(t *testing.T) {
 
 func TestInvalidConfigs(t *testing.T) {
 	for name, want := range map[string]string{
-		"bad_source":                 `source "dcgm" is not supported: use nvml (in-process NVML) or dcgm_exporter (scrape dcgm-exporter)`,
-		"exporter_without_endpoint":  "source dcgm_exporter needs endpoint: dcgm-exporter's metrics URL, e.g. http://localhost:9400/metrics",
-		"exporter_bad_scheme":        `endpoint "localhost:9400" must start with http:// or https://`,
-		"nvml_with_endpoint":         `endpoint "http://localhost:9400/metrics" is only used with source: dcgm_exporter`,
-		"bad_devices":                `devices: "first" is neither a GPU index (0, 1, …) nor a UUID (GPU-…, MIG-…)`,
-		"bad_violation_unit":         `violation_unit "ms": use auto, ns or us`,
-		"bad_interval":               `"collection_interval": requires positive value`,
-		"relative_library_path":      `library_path "lib/libnvidia-ml.so.1" must be an absolute path`,
-		"exporter_with_library_path": "library_path is only used with source: nvml",
-		"nvml_with_per_pod_usage":    "per_pod_usage is only used with source: dcgm_exporter",
+		"bad_source":                   `source "dcgm" is not supported: use nvml (in-process NVML) or dcgm_exporter (scrape dcgm-exporter)`,
+		"exporter_without_endpoint":    "source dcgm_exporter needs endpoint: dcgm-exporter's metrics URL, e.g. http://localhost:9400/metrics",
+		"exporter_bad_scheme":          `endpoint "localhost:9400" must start with http:// or https://`,
+		"nvml_with_endpoint":           `endpoint "http://localhost:9400/metrics" is only used with source: dcgm_exporter`,
+		"bad_devices":                  `devices: "first" is neither a GPU index (0, 1, …) nor a UUID (GPU-…, MIG-…)`,
+		"bad_violation_unit":           `violation_unit "ms": use auto, ns or us`,
+		"bad_interval":                 `"collection_interval": requires positive value`,
+		"relative_library_path":        `library_path "lib/libnvidia-ml.so.1" must be an absolute path`,
+		"exporter_with_library_path":   "library_path is only used with source: nvml",
+		"nvml_with_per_pod_usage":      "per_pod_usage is only used with source: dcgm_exporter",
+		"kernel_log_file_without_path": "health.kernel_log.path is required with source: file",
+		"kernel_log_bad_source":        `health.kernel_log.source "dmesg": use kmsg (/dev/kmsg), journal (journalctl -k), file`,
+		"kernel_log_relative_path":     `health.kernel_log.path "kern.log" must be absolute`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			err := confmap.Validate(loadConfig(t, name))

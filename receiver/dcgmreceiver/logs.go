@@ -2,6 +2,7 @@ package dcgmreceiver
 
 import (
 	"context"
+	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -38,9 +39,16 @@ func eventLogs(records []health.Record, rac metadata.ResourceAttributesConfig, h
 	logs := plog.NewLogs()
 	for _, rec := range records {
 		rl := logs.ResourceLogs().AppendEmpty()
-		if rec.Device.HWID != "" {
+		switch {
+		case rec.Device.HWID != "":
 			buildResource(metadata.NewResourceBuilder(rac), rec.Device).MoveTo(rl.Resource())
-		} else {
+		case rec.Device.PCIBusID != "":
+			// A device the kernel log names that no source knows (or an
+			// NVSwitch): the node's resource and the bus id.
+			rb := metadata.NewResourceBuilder(rac)
+			rb.SetAcceleratorPciBusID(rec.Device.PCIBusID)
+			nodeResource(rb, hostName).MoveTo(rl.Resource())
+		default:
 			nodeResource(metadata.NewResourceBuilder(rac), hostName).MoveTo(rl.Resource())
 		}
 		sl := rl.ScopeLogs().AppendEmpty()
@@ -66,6 +74,18 @@ func eventLogs(records []health.Record, rac metadata.ResourceAttributesConfig, h
 		attrs.PutStr(accelschema.AttrHealthFailureMode, rec.Class.FailureMode)
 		attrs.PutStr(accelschema.AttrHealthAction, rec.Class.Action)
 		attrs.PutStr(accelschema.AttrHealthDescription, rec.Class.Description)
+		if len(rec.Sources) > 0 {
+			attrs.PutStr(accelschema.AttrHealthSources, strings.Join(rec.Sources, ","))
+		}
+		if rec.PID != 0 {
+			attrs.PutInt(accelschema.AttrProcessPID, int64(rec.PID))
+		}
+		if rec.Process != "" {
+			attrs.PutStr(accelschema.AttrProcessName, rec.Process)
+		}
+		if rec.Detail != "" {
+			attrs.PutStr(accelschema.AttrHealthDetail, rec.Detail)
+		}
 	}
 	return logs
 }

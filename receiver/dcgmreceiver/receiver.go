@@ -57,6 +57,7 @@ type dcgmReceiver struct {
 	// status has one source, NVML or dcgm-exporter; their errors name it.
 	status *componenthealth.Problems
 	tel    *metadata.TelemetryBuilder
+	kernel *kernelLog
 
 	mu      sync.Mutex
 	metrics consumer.Metrics
@@ -126,6 +127,10 @@ func newReceiver(set receiver.Settings, cfg *Config, w outside) (*dcgmReceiver, 
 		}
 		r.mps = mps.NewMonitor(settings, w.mpsRun)
 	}
+	if cfg.Health.KernelLog.Enabled() {
+		r.kernel = newKernelLog(r)
+		r.health.SetDedupWindow(r.kernel.window)
+	}
 	r.emitter = newEmitter(cfg.MetricsBuilderConfig, set, w.now())
 	if r.obsLogs, err = receiverhelper.NewObsReport(receiverhelper.ObsReportSettings{ReceiverID: set.ID, ReceiverCreateSettings: set}); err != nil {
 		return nil, err
@@ -188,6 +193,11 @@ func (r *dcgmReceiver) Start(ctx context.Context, host component.Host) error {
 	if err := r.controller.Start(ctx, host); err != nil {
 		return errors.Join(err, r.src.Shutdown(ctx))
 	}
+	if r.kernel != nil {
+		if err := r.kernel.start(ctx, host); err != nil {
+			return errors.Join(err, r.controller.Shutdown(ctx), r.src.Shutdown(ctx))
+		}
+	}
 	r.mu.Lock()
 	r.started = true
 	r.mu.Unlock()
@@ -204,6 +214,10 @@ func (r *dcgmReceiver) Shutdown(ctx context.Context) error {
 		return nil
 	}
 	err := errors.Join(r.controller.Shutdown(ctx), r.src.Shutdown(ctx))
+	if r.kernel != nil {
+		err = errors.Join(err, r.kernel.shutdown(ctx))
+	}
+	r.publish(ctx, r.health.Due(time.Now().Add(time.Hour))) // what was held for de-duplication
 	r.status.Shutdown()
 	r.tel.Shutdown()
 	return err
@@ -222,7 +236,11 @@ func (r *dcgmReceiver) scrapeFailed(source metadata.AttributeSource) func(contex
 // scraper helper would log an error on every scrape.
 func (r *dcgmReceiver) scrape(ctx context.Context) (pmetric.Metrics, error) {
 	snap := r.src.Scrape(ctx)
+	if r.kernel != nil {
+		r.kernel.learn(snap)
+	}
 	records := r.health.Observe(snap)
+	records = append(records, r.health.Due(r.world.now())...)
 	var mpsStatus *mps.Status
 	if r.mps != nil {
 		st := r.mps.Check(ctx)

@@ -42,6 +42,23 @@ type Record struct {
 	XID     int
 	Class   xid.Classification
 	Message string
+	// Sources are the sources that saw the event (nvml, dcgm_exporter,
+	// kernel_log), one event however many saw it.
+	Sources []string
+	// PID and Process are the process the driver named (kernel log only);
+	// PID 0 when unknown.
+	PID     int
+	Process string
+	// Detail is what the driver wrote (the kernel log's lines).
+	Detail string
+}
+
+// Sighting is one source's report of an XID.
+type Sighting struct {
+	Source  string
+	PID     int
+	Process string
+	Detail  string
 }
 
 // XIDCount is how many times one XID was seen on a device.
@@ -55,10 +72,25 @@ type XIDCount struct {
 type Tracker struct {
 	xidHold     time.Duration
 	forgetAfter time.Duration
+	// window is how far apart two sources' reports of the same XID on the
+	// same GPU may be and still be one event; 0 publishes every report at
+	// once (one source only).
+	window time.Duration
 
 	mu      sync.Mutex
 	devices map[string]*device
+	// pending are XID events held for window, in the order they were
+	// first seen, so that the other sources can join them.
+	pending []*Record
 }
+
+// maxPending bounds the XID events held for de-duplication: past it (a
+// flood), the oldest goes out at once.
+const maxPending = 4096
+
+// SetDedupWindow makes reports of the same XID on the same GPU from
+// different sources within window one event (see Due). Call before use.
+func (t *Tracker) SetDedupWindow(window time.Duration) { t.window = window }
 
 // conditions the tracker derives from samples, in a fixed order so that
 // records come out deterministically.
@@ -165,7 +197,7 @@ func (t *Tracker) observeSample(d *device, s *model.Sample, now time.Time, out [
 	case s.LastXID.OK:
 		code := s.LastXID.V
 		if d.xidBaseline && code != d.lastXID && code != 0 {
-			out = append(out, t.xid(d, int(code), now, 1))
+			out = append(out, t.xid(d, int(code), now, 1, Sighting{Source: SourceDCGMExporter})...)
 		}
 		d.lastXID, d.xidBaseline = code, true
 	}
@@ -188,7 +220,7 @@ func (t *Tracker) observeXIDWindow(d *device, window []model.XIDWindowCount, now
 	for _, c := range window {
 		seen[c.Code] = true
 		if grown := c.Count - d.xidWindow[c.Code]; !first && grown > 0 && c.Code != 0 {
-			out = append(out, t.xid(d, c.Code, now, grown))
+			out = append(out, t.xid(d, c.Code, now, grown, Sighting{Source: SourceDCGMExporter})...)
 		}
 		d.xidWindow[c.Code] = c.Count
 	}
@@ -209,48 +241,190 @@ func (t *Tracker) ObserveEvent(e model.Event) []Record {
 	d := t.device(e.Device, e.Time)
 	switch e.Kind {
 	case model.EventXID:
-		return []Record{t.xid(d, e.Code, e.Time, 1)}
+		return t.xid(d, e.Code, e.Time, 1, sighting(e))
 	case model.EventRecoveryAction:
-		class := xid.RecoveryAction(e.Code)
-		if class.State == accelschema.HWStateOK {
-			// The driver says nothing needs doing any more: what earlier
-			// XIDs implied no longer holds.
-			d.held = nil
-		} else {
-			d.held = append(d.held, heldXID{class: class, until: e.Time.Add(t.xidHold)})
-		}
-		d.counts[class.Code]++
-		return []Record{{
-			Device: d.id, Time: e.Time, EventName: accelschema.EventXID, XID: class.Code, Class: class,
-			Message: fmt.Sprintf("XID %d (%s) on %s: the driver's recovery action is now %q. Recommended action: %s.",
-				class.Code, class.Mnemonic, d.id.HWID, recoveryActionName(e.Code), class.Action),
-		}}
+		return t.recoveryAction(d, e.Code, e.Time, sighting(e))
 	case model.EventDeviceLost:
 		if d.active[xid.DeviceLost] {
 			return nil
 		}
 		d.active[xid.DeviceLost] = true
-		return []Record{conditionRecord(d.id, xid.DeviceLost, e.Time, 1)}
+		rec := conditionRecord(d.id, xid.DeviceLost, e.Time, 1)
+		join(&rec, sighting(e))
+		return []Record{rec}
 	}
 	return nil
 }
 
-// xid counts times occurrences of an XID and returns one health event for
-// them.
-func (t *Tracker) xid(d *device, code int, now time.Time, times int64) Record {
+func sighting(e model.Event) Sighting {
+	src := e.Source
+	if src == "" {
+		src = SourceNVML
+	}
+	return Sighting{Source: src, PID: e.PID, Process: e.Process, Detail: e.Detail}
+}
+
+// Sources of health events.
+const (
+	SourceNVML         = "nvml"
+	SourceDCGMExporter = "dcgm_exporter"
+	SourceKernelLog    = "kernel_log"
+)
+
+// xid counts times occurrences of an XID and returns the health events
+// due for them: at once without a de-duplication window; with one, the
+// occurrences join held events of other sources, or are held themselves
+// (Due returns them).
+func (t *Tracker) xid(d *device, code int, now time.Time, times int64, sg Sighting) []Record {
 	class := xid.Lookup(code)
+	return t.sighted(d, code, now, times, sg, func(n int64) Record {
+		seen := ""
+		if n > 1 {
+			seen = fmt.Sprintf(" (%d times since the last scrape)", n)
+		}
+		return Record{
+			Device: d.id, Time: now, EventName: accelschema.EventXID, XID: code, Class: class,
+			Message: fmt.Sprintf("XID %d (%s) on %s%s: %s. Recommended action: %s.", code, class.Mnemonic, subject(d.id), seen, class.Description, class.Action),
+		}
+	})
+}
+
+// recoveryAction handles XID 154, whose payload is the driver's recovery
+// action for the GPU.
+func (t *Tracker) recoveryAction(d *device, action int, now time.Time, sg Sighting) []Record {
+	class := xid.RecoveryAction(action)
+	if class.State == accelschema.HWStateOK {
+		// The driver says nothing needs doing any more: what earlier XIDs
+		// implied no longer holds.
+		d.held = nil
+	}
+	return t.sighted(d, class.Code, now, 1, sg, func(int64) Record {
+		return Record{
+			Device: d.id, Time: now, EventName: accelschema.EventXID, XID: class.Code, Class: class,
+			Message: fmt.Sprintf("XID %d (%s) on %s: the driver's recovery action is now %q. Recommended action: %s.",
+				class.Code, class.Mnemonic, subject(d.id), recoveryActionName(action), class.Action),
+		}
+	})
+}
+
+// sighted is the one path of every XID report: the report joins a held
+// event of the same XID on the same GPU that another source made within
+// the window, or makes a new one (counted in hw.errors, its state held).
+func (t *Tracker) sighted(d *device, code int, now time.Time, times int64, sg Sighting, build func(n int64) Record) []Record {
+	var out []Record
+	if t.window > 0 {
+		for ; times > 0; times-- {
+			p := t.joinable(d, code, now, sg.Source)
+			if p == nil {
+				break
+			}
+			join(p, sg)
+		}
+	}
+	if times <= 0 {
+		return nil
+	}
+	rec := build(times)
 	d.counts[code] += times
-	if class.State != accelschema.HWStateOK {
-		d.held = append(d.held, heldXID{class: class, until: now.Add(t.xidHold)})
+	if rec.Class.State != accelschema.HWStateOK {
+		d.held = append(d.held, heldXID{class: rec.Class, until: now.Add(t.xidHold)})
 	}
-	seen := ""
-	if times > 1 {
-		seen = fmt.Sprintf(" (%d times since the last scrape)", times)
+	join(&rec, sg)
+	if t.window <= 0 {
+		return append(out, rec)
 	}
-	return Record{
-		Device: d.id, Time: now, EventName: accelschema.EventXID, XID: code, Class: class,
-		Message: fmt.Sprintf("XID %d (%s) on %s%s: %s. Recommended action: %s.", code, class.Mnemonic, d.id.HWID, seen, class.Description, class.Action),
+	if len(t.pending) >= maxPending {
+		out = append(out, *t.pending[0])
+		t.pending = t.pending[1:]
 	}
+	t.pending = append(t.pending, &rec)
+	return out
+}
+
+// joinable finds the oldest held event of code on d's physical GPU, within
+// the window of now, that source has not joined yet.
+func (t *Tracker) joinable(d *device, code int, now time.Time, source string) *Record {
+	gpu := physical(d.id)
+	for _, p := range t.pending {
+		if p.XID != code || physical(p.Device) != gpu || slices.Contains(p.Sources, source) {
+			continue
+		}
+		if gap := now.Sub(p.Time); gap <= t.window && gap >= -t.window {
+			return p
+		}
+	}
+	return nil
+}
+
+func join(p *Record, sg Sighting) {
+	p.Sources = append(p.Sources, sg.Source)
+	slices.Sort(p.Sources)
+	if p.PID == 0 && sg.PID != 0 {
+		p.PID, p.Process = sg.PID, sg.Process
+	}
+	if p.Detail == "" {
+		p.Detail = sg.Detail
+	}
+}
+
+// physical is the GPU an identity is on: its parent for a MIG instance,
+// else its hw.id, else (a GPU no source has named) its bus id.
+func physical(id model.Identity) string {
+	switch {
+	case id.Parent != "":
+		return id.Parent
+	case id.HWID != "":
+		return id.HWID
+	}
+	return "pci:" + id.PCIBusID
+}
+
+func subject(id model.Identity) string {
+	switch {
+	case id.HWID != "":
+		return id.HWID
+	case id.PCIBusID != "":
+		return "the GPU at PCI " + id.PCIBusID
+	}
+	return "host " + id.HostName
+}
+
+// Due returns the held XID events whose window has passed at now, oldest
+// first. With no window nothing is held.
+func (t *Tracker) Due(now time.Time) []Record {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []Record
+	kept := t.pending[:0]
+	for _, p := range t.pending {
+		if now.Sub(p.Time) >= t.window {
+			out = append(out, *p)
+		} else {
+			kept = append(kept, p)
+		}
+	}
+	clear(t.pending[len(kept):])
+	t.pending = kept
+	return out
+}
+
+// ObserveCondition records a condition the kernel log reports (a PCIe or
+// NVSwitch error) on a device that may be no GPU the sources know, and
+// returns its health event.
+func (t *Tracker) ObserveCondition(id model.Identity, c xid.Condition, now time.Time, detail string) Record {
+	rec := conditionRecord(id, c, now, 0)
+	rec.Sources = []string{SourceKernelLog}
+	rec.Detail = detail
+	if id.HWID == "" {
+		return rec
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	d := t.device(id, now)
+	if rec.Class.State != accelschema.HWStateOK {
+		d.held = append(d.held, heldXID{class: rec.Class, until: now.Add(t.xidHold)})
+	}
+	return rec
 }
 
 // ConditionRecord builds the health event for a condition that became
@@ -261,17 +435,13 @@ func ConditionRecord(id model.Identity, c xid.Condition, now time.Time, value fl
 
 func conditionRecord(id model.Identity, c xid.Condition, now time.Time, value float64) Record {
 	class := xid.ForCondition(c)
-	subject := id.HWID
-	if subject == "" {
-		subject = "host " + id.HostName
-	}
 	detail := class.Description
 	if c == xid.ECCUncorrected {
 		detail = fmt.Sprintf("%s (now %d)", detail, int64(value))
 	}
 	return Record{
 		Device: id, Time: now, EventName: eventName(c), Class: class,
-		Message: fmt.Sprintf("%s on %s: %s. Recommended action: %s.", class.Mnemonic, subject, detail, class.Action),
+		Message: fmt.Sprintf("%s on %s: %s. Recommended action: %s.", class.Mnemonic, subject(id), detail, class.Action),
 	}
 }
 
@@ -285,6 +455,10 @@ func eventName(c xid.Condition) string {
 		return accelschema.EventDeviceLost
 	case xid.MPSDaemonDown:
 		return accelschema.EventMPSDaemonDown
+	case xid.PCIeAERFatal, xid.PCIeAERNonFatal, xid.PCIeAERCorrected:
+		return accelschema.EventPCIeAER
+	case xid.NVSwitchFatal, xid.NVSwitchNonFatal:
+		return accelschema.EventNVSwitchError
 	}
 	return accelschema.EventXID
 }

@@ -252,6 +252,13 @@ type Event struct {
 	Time   time.Time
 	Kind   EventKind
 	Code   int
+	// Source is who saw it: "nvml" when empty, "kernel_log".
+	Source string
+	// PID, Process and Detail are what the kernel log says of an XID: the
+	// process the driver named (PID 0 when unknown) and its lines.
+	PID     int
+	Process string
+	Detail  string
 }
 
 // Readings returns pointers to every per-device reading of the sample
