@@ -11,6 +11,7 @@ import (
 
 	"go.opentelemetry.io/collector/config/confighttp"
 
+	"github.com/otelcol-accel/otelcol-accel/internal/kernellog"
 	"github.com/otelcol-accel/otelcol-accel/receiver/neuronreceiver/internal/metadata"
 )
 
@@ -81,6 +82,17 @@ type Config struct {
 	CollectionInterval time.Duration `mapstructure:"collection_interval"`
 
 	metadata.MetricsBuilderConfig `mapstructure:",squash"`
+
+	Health HealthConfig `mapstructure:"health"`
+}
+
+// HealthConfig is where health events come from besides neuron-monitor.
+type HealthConfig struct {
+	// KernelLog reads the Neuron driver's NEURON_HW_ERR kernel log lines
+	// (SRAM, HBM, NeuronCore and DMA errors), which the driver writes when
+	// the error happens, before neuron-monitor's next report: see
+	// internal/kernellog.
+	KernelLog kernellog.Config `mapstructure:"kernel_log"`
 }
 
 // BackoffConfig is an exponential backoff.
@@ -101,6 +113,7 @@ func createDefaultConfig() *Config {
 		CollectionInterval:  5 * time.Second,
 
 		MetricsBuilderConfig: metadata.NewDefaultMetricsBuilderConfig(),
+		Health:               HealthConfig{KernelLog: kernellog.DefaultConfig()},
 	}
 }
 
@@ -167,6 +180,9 @@ func (cfg *Config) Validate() error {
 	}
 	if b.MaxInterval < b.InitialInterval {
 		errs = append(errs, fmt.Errorf("restart_backoff::max_interval: must be at least initial_interval (%s), got %s", b.InitialInterval, b.MaxInterval))
+	}
+	if err := cfg.Health.KernelLog.Validate("health.kernel_log"); err != nil {
+		errs = append(errs, err)
 	}
 	if cfg.ShutdownGracePeriod <= 0 {
 		errs = append(errs, fmt.Errorf("shutdown_grace_period: must be positive, got %s", cfg.ShutdownGracePeriod))

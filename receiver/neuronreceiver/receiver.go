@@ -50,6 +50,10 @@ type neuronReceiver struct {
 	tel    *metadata.TelemetryBuilder
 	clock  func() time.Time
 	mapper *mapping.Mapper
+	// mapMu serialises the mapper between the report input and the kernel
+	// log reader.
+	mapMu  sync.Mutex
+	kernel *kernelLog
 	// format names the input in the receiver's own telemetry.
 	format string
 
@@ -156,6 +160,13 @@ func (r *neuronReceiver) Start(startCtx context.Context, host component.Host) er
 		run = sup.Run
 	}
 	r.ctx, r.cancel = ctx, cancel
+	if r.cfg.Health.KernelLog.Enabled() {
+		r.kernel = &kernelLog{r: r}
+		if err := r.kernel.start(startCtx, host); err != nil {
+			cancel()
+			return err
+		}
+	}
 	r.done = make(chan struct{})
 	go func() {
 		defer close(r.done)
@@ -175,6 +186,9 @@ func (r *neuronReceiver) Shutdown(ctx context.Context) error {
 		case <-ctx.Done():
 			err = fmt.Errorf("neuron receiver: neuron-monitor still stopping: %w", ctx.Err())
 		}
+	}
+	if r.kernel != nil {
+		err = errors.Join(err, r.kernel.shutdown(ctx))
 	}
 	if r.tmpDir != "" {
 		err = errors.Join(err, os.RemoveAll(r.tmpDir))
@@ -229,7 +243,9 @@ func (r *neuronReceiver) consume(name string, rd io.Reader, opts ...framing.Opti
 // process maps one report, observed at now, and hands the result to the
 // pipelines: the one path of both inputs.
 func (r *neuronReceiver) process(rep *report.Report, now time.Time) {
+	r.mapMu.Lock()
 	res := r.mapper.Map(rep, now)
+	r.mapMu.Unlock()
 	for _, p := range res.Problems {
 		r.log.Warn("map/"+p.Key, "neuron-monitor: "+p.Error())
 	}
