@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/exporter/exportertest"
 
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorinsightsexporter/internal/fixture"
@@ -43,6 +44,13 @@ type console struct {
 	clock *clock
 	token string
 	stops []func(context.Context) error
+}
+
+func exporterSettings(t testing.TB, f exporter.Factory, name string) exporter.Settings {
+	t.Helper()
+	set := exportertest.NewNopSettings(metadata.Type)
+	set.ID = component.NewIDWithName(f.Type(), name)
+	return set
 }
 
 func testConfig() *Config {

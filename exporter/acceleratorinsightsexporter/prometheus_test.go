@@ -120,6 +120,17 @@ func renderPage(t testing.TB, md pmetric.Metrics) string {
 	return b.String()
 }
 
+// isRate reports whether a JSON path is a counter's rate (waste per hour,
+// requests, tokens and preemptions per second).
+func isRate(path string) bool {
+	for _, k := range []string{"waste", "fragmentation", "request_rate", "per_second"} {
+		if strings.Contains(path, k) {
+			return true
+		}
+	}
+	return false
+}
+
 // numbersClose compares two decoded JSON values: same shape, same strings,
 // numbers within a relative 1e-3 (rates are computed by two engines), keys
 // in skip ignored.
@@ -152,7 +163,16 @@ func numbersClose(t *testing.T, path string, want, got any, skip ...string) {
 	case float64:
 		g, ok := got.(float64)
 		require.True(t, ok, "%s: memory %v, prometheus %v", path, w, got)
-		require.InDelta(t, w, g, 1e-3*math.Max(1, math.Abs(w)), "%s: memory %v, prometheus %v", path, w, g)
+		tol := 1e-3
+		if isRate(path) {
+			// rate() extrapolates to the window's edges only when the
+			// first and last scrapes are within 1.1 intervals of them; a
+			// scrape late on a loaded machine makes it read a few per cent
+			// low. Everything else (prices, shares, counts, percentiles)
+			// must agree to 0.1 %.
+			tol = 0.05
+		}
+		require.InDelta(t, w, g, tol*math.Max(1, math.Abs(w)), "%s: memory %v, prometheus %v", path, w, g)
 	default:
 		require.Equal(t, want, got, "%s", path)
 	}
