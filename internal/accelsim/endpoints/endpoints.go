@@ -47,10 +47,13 @@ type Node struct {
 	// PodResourcesSocket is the kubelet PodResources v1 unix socket.
 	PodResourcesSocket string `json:"pod_resources_socket"`
 	// NeuronMonitor runs the node's neuron-monitor (Neuron nodes).
-	NeuronMonitor *Command          `json:"neuron_monitor,omitempty"`
-	Inference     []InferenceTarget `json:"inference"`
-	Devices       []Device          `json:"devices"`
-	Pods          []Pod             `json:"pods"`
+	NeuronMonitor *Command `json:"neuron_monitor,omitempty"`
+	// KernelLog is the node's kernel log (/var/log/kern.log's format): the
+	// drivers' lines for the scenario's failures, written as they happen.
+	KernelLog string            `json:"kernel_log,omitempty"`
+	Inference []InferenceTarget `json:"inference"`
+	Devices   []Device          `json:"devices"`
+	Pods      []Pod             `json:"pods"`
 }
 
 // Command is how to start the simulated neuron-monitor. Path is an

@@ -23,6 +23,7 @@ import (
 	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/endpoints"
 	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/fleet"
 	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/inference"
+	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/kernlog"
 	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/kubeapi"
 	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/podresources"
 	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/sim"
@@ -58,6 +59,8 @@ type Running struct {
 	sockets  []string
 	wg       sync.WaitGroup
 	conns    connTracker
+	// stopKernelLogs ends the kernel log writers.
+	stopKernelLogs context.CancelFunc
 }
 
 // connTracker remembers connections that never sent a request. Clients dial
@@ -111,7 +114,8 @@ func Start(f *fleet.Fleet, opts Options) (_ *Running, err error) {
 	started := opts.Clock.Now().UTC()
 	tl := sim.Timeline{Start: started, Speed: opts.Speed, Clock: opts.Clock}
 	world := sim.NewWorld(f)
-	r := &Running{World: world, Timeline: tl}
+	kernelCtx, stopKernelLogs := context.WithCancel(context.Background())
+	r := &Running{World: world, Timeline: tl, stopKernelLogs: stopKernelLogs}
 	defer func() {
 		if err != nil {
 			_ = r.Close(context.Background())
@@ -182,6 +186,10 @@ func Start(f *fleet.Fleet, opts Options) (_ *Running, err error) {
 			_ = gs.Serve(sl)
 		}()
 		en.PodResourcesSocket = sock
+		en.KernelLog = filepath.Join(dir, n.Name, "kern.log")
+		if err := writeKernelLog(kernelCtx, &r.wg, en.KernelLog, n, tl); err != nil {
+			return nil, err
+		}
 		if n.Kind == catalog.KindNeuron {
 			cmd, err := neuronMonitorCommand(dir, n, f.Seed, opts, started)
 			if err != nil {
@@ -267,8 +275,29 @@ func shellSafe(r rune) bool {
 	return r == '/' || r == '-' || r == '.' || r == '_' || r == ':' || r == '+' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
 }
 
+// writeKernelLog starts the node's kernel log writer.
+func writeKernelLog(ctx context.Context, wg *sync.WaitGroup, path string, n *fleet.Node, tl sim.Timeline) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	// Created before Start returns, so an agent started next finds it.
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		return fmt.Errorf("kernel log of %s: %w", n.Name, err)
+	}
+	entries := kernlog.Entries(n)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_ = kernlog.Run(ctx, path, n.Name, entries, tl)
+	}()
+	return nil
+}
+
 // Close stops every server and removes the sockets.
 func (r *Running) Close(ctx context.Context) error {
+	if r.stopKernelLogs != nil {
+		r.stopKernelLogs()
+	}
 	if r.kube != nil {
 		r.kube.Close()
 	}
