@@ -121,10 +121,23 @@ func formatEvent(line []byte) string {
 		if v := str("accelerator.xid"); v != "" {
 			xid = " XID " + v
 		}
-		return fmt.Sprintf("HEALTH  %-24s %s%s: %s → %s (%s)",
-			strings.TrimPrefix(name, "accelerator.health."), where, xid, str("hw.state"), str("accelerator.health.action"), firstNonEmpty(str("accelerator.health.description"), str("body")))
+		where = strings.TrimSpace(where + " " + pciIfNoDevice(str("hw.id"), str("accelerator.pci.bus_id")))
+		from := ""
+		if v := str("accelerator.health.sources"); v != "" {
+			from = "  [from " + strings.ReplaceAll(v, ",", "+") + "]"
+		}
+		return fmt.Sprintf("HEALTH  %-24s %s%s: %s → %s (%s)%s",
+			strings.TrimPrefix(name, "accelerator.health."), where, xid, str("hw.state"), str("accelerator.health.action"), firstNonEmpty(str("accelerator.health.description"), str("body")), from)
 	}
 	return ""
+}
+
+// pciIfNoDevice names the bus of an event on a device no source knows.
+func pciIfNoDevice(hwID, bus string) string {
+	if hwID != "" || bus == "" {
+		return ""
+	}
+	return "PCI " + bus
 }
 
 func orDash(s string) string {

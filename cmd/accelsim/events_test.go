@@ -21,7 +21,7 @@ const (
 		`"hw.id":"GPU-1234","k8s.node.name":"gpu-a100-a","k8s.namespace.name":"search","accelerator.workload.name":"vllm-embed","accelerator.team":"search"}`
 	healthLine = `{"body":"XID 79: GPU has fallen off the bus","severity_text":"ERROR","severity_number":17,"event.name":"accelerator.health.xid",` +
 		`"accelerator.xid":79,"hw.state":"failed","accelerator.health.action":"reboot_node","accelerator.health.description":"the GPU is no longer reachable over PCIe",` +
-		`"hw.id":"GPU-9999","k8s.node.name":"gpu-h200-a"}`
+		`"accelerator.health.sources":"dcgm_exporter,kernel_log","hw.id":"GPU-9999","k8s.node.name":"gpu-h200-a"}`
 	otherLine = `{"body":"something else","severity_text":"INFO"}`
 )
 
@@ -33,7 +33,7 @@ func TestFormatEvent(t *testing.T) {
 		}
 	}
 	got = formatEvent([]byte(healthLine))
-	for _, want := range []string{"HEALTH", "xid", "gpu-h200-a GPU-9999 XID 79", "failed → reboot_node", "no longer reachable"} {
+	for _, want := range []string{"HEALTH", "xid", "gpu-h200-a GPU-9999 XID 79", "failed → reboot_node", "no longer reachable", "[from dcgm_exporter+kernel_log]"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("health line %q lacks %q", got, want)
 		}
