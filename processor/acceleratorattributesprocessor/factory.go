@@ -17,8 +17,8 @@ import (
 	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorattributesprocessor/internal/metadata"
 )
 
-// processors shares one instance between the metrics and logs pipelines of
-// one component ID: one kubelet connection, one set of informers.
+// processors shares one instance between the metrics, logs and traces
+// pipelines of one component ID: one kubelet connection, one set of informers.
 var processors = sharedcomponent.NewMap[*attributesProcessor]()
 
 // NewFactory returns the accelerator_attributes processor factory.
@@ -28,6 +28,7 @@ func NewFactory() processor.Factory {
 		createDefaultConfig,
 		processor.WithMetrics(createMetrics, metadata.MetricsStability),
 		processor.WithLogs(createLogs, metadata.LogsStability),
+		processor.WithTraces(createTraces, metadata.TracesStability),
 	)
 }
 
@@ -89,6 +90,17 @@ func createLogs(ctx context.Context, set processor.Settings, cfg component.Confi
 		return nil, err
 	}
 	return processorhelper.NewLogs(ctx, set, cfg, next, comp.Unwrap().processLogs,
+		processorhelper.WithCapabilities(processorCapabilities),
+		processorhelper.WithStart(comp.Start),
+		processorhelper.WithShutdown(comp.Shutdown))
+}
+
+func createTraces(ctx context.Context, set processor.Settings, cfg component.Config, next consumer.Traces) (processor.Traces, error) {
+	comp, err := shared(set, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return processorhelper.NewTraces(ctx, set, cfg, next, comp.Unwrap().processTraces,
 		processorhelper.WithCapabilities(processorCapabilities),
 		processorhelper.WithStart(comp.Start),
 		processorhelper.WithShutdown(comp.Shutdown))

@@ -133,6 +133,8 @@ func Build(in Input) *Index {
 	b.staticClaims()
 	b.entries()
 	b.migParents()
+	b.podIPs()
+	b.holdings()
 	b.ix.unplacedMIG = len(b.unplacedMIG)
 	b.ix.Stats.Devices = len(b.ix.entries)
 	b.ix.Stats.Consumers = len(b.consumers)

@@ -107,6 +107,9 @@ type Index struct {
 	entries    map[string]*Entry
 	podsByUID  map[string]*Pod
 	podsByName map[string]*Pod
+	// podsByIP and holdings attribute spans (holdings.go).
+	podsByIP map[string]*Pod
+	holdings map[string][]Holding
 
 	// NodeAttrs go on every device and inference resource (insert if absent).
 	NodeAttrs []KV
@@ -148,7 +151,7 @@ type Stats struct {
 // Empty is an index that knows nothing: every resource passes through.
 func Empty() *Index {
 	return &Index{entries: map[string]*Entry{}, podsByUID: map[string]*Pod{}, podsByName: map[string]*Pod{}, knownPods: map[string]bool{},
-		claimHolders: map[string]*Entry{}}
+		claimHolders: map[string]*Entry{}, podsByIP: map[string]*Pod{}, holdings: map[string][]Holding{}}
 }
 
 // Outcome of a device lookup.
