@@ -38,6 +38,10 @@ type kernelLog struct {
 	cancel     context.CancelFunc
 	done       chan struct{}
 	closeStore func(context.Context) error
+	// run starts the reader; it waits for the first scrape (learn), so
+	// that the lines already in the log find the GPUs at their bus ids.
+	run     func()
+	runOnce sync.Once
 }
 
 func newKernelLog(r *dcgmReceiver) *kernelLog {
@@ -68,17 +72,20 @@ func (k *kernelLog) start(ctx context.Context, host component.Host) error {
 		Problem:    k.problem,
 		Recovered:  func() { k.r.status.Clear(sourceKernelLog) },
 	}
-	go func() {
-		defer close(k.done)
-		if err := kernellog.Run(runCtx, settings); err != nil {
-			k.r.logger.Error("kernel log reader stopped", zap.Error(err))
-		}
-	}()
-	go k.flushLoop(runCtx)
+	k.run = func() {
+		go func() {
+			defer close(k.done)
+			if err := kernellog.Run(runCtx, settings); err != nil {
+				k.r.logger.Error("kernel log reader stopped", zap.Error(err))
+			}
+		}()
+		go k.flushLoop(runCtx)
+	}
 	return nil
 }
 
 func (k *kernelLog) shutdown(ctx context.Context) error {
+	k.runOnce.Do(func() { close(k.done) }) // never started: nothing to wait for
 	k.cancel()
 	var err error
 	select {
@@ -114,8 +121,14 @@ func (k *kernelLog) problem(p kernellog.Problem) {
 	k.r.warn.Warn("kernellog/"+p.Key, "kernel log: "+p.Err.Error())
 }
 
-// learn keeps the bus ids of the GPUs a scrape saw.
+// learn keeps the bus ids of the GPUs a scrape saw, and starts the reader
+// after the first.
 func (k *kernelLog) learn(snap *model.Snapshot) {
+	defer k.runOnce.Do(func() {
+		if k.run != nil {
+			k.run()
+		}
+	})
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	for i := range snap.Samples {
