@@ -24,9 +24,16 @@ func TestShippedConfigsValidate(t *testing.T) {
 		{"agent.yaml", "agent-ecs.yaml"},
 		{"gateway.yaml"},
 		{"gateway.yaml", "demo-gateway.yaml"},
+		{"gateway.yaml", "otlp.yaml"},
 		{"cloudwatch-emf.yaml"},
 		{"cloudwatch-otlp.yaml"},
 		{"amp.yaml"},
+		// The insights console layers on every gateway the chart runs.
+		{"gateway.yaml", "insights.yaml"},
+		{"gateway.yaml", "otlp.yaml", "insights.yaml"},
+		{"cloudwatch-emf.yaml", "insights.yaml"},
+		{"cloudwatch-otlp.yaml", "insights.yaml"},
+		{"amp.yaml", "insights.yaml"},
 		{"sidecar.yaml"},
 	}
 	// Every file in the config directory must be covered by a stack.
@@ -47,7 +54,8 @@ func TestShippedConfigsValidate(t *testing.T) {
 		"K8S_POD_NAME=p", "K8S_NAMESPACE_NAME=ns", "K8S_POD_UID=uid", "K8S_NODE_NAME=n",
 		"OTELCOL_ACCEL_AGENT_ENDPOINT=127.0.0.1:4317", "OTELCOL_ACCEL_DEMO_DIR="+t.TempDir(),
 		"OTELCOL_ACCEL_STORAGE_DIR="+t.TempDir(), "OTELCOL_ACCEL_QUEUE_DIR="+t.TempDir(),
-		"OTELCOL_ACCEL_AMP_REMOTE_WRITE_URL=https://aps-workspaces.us-east-1.amazonaws.com/workspaces/ws-e2e/api/v1/remote_write")
+		"OTELCOL_ACCEL_AMP_REMOTE_WRITE_URL=https://aps-workspaces.us-east-1.amazonaws.com/workspaces/ws-e2e/api/v1/remote_write",
+		"OTELCOL_ACCEL_OTLP_BACKEND_ENDPOINT=backend.example:4317")
 	for _, stack := range stacks {
 		args := []string{"validate"}
 		for _, f := range stack {

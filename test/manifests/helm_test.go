@@ -2,7 +2,9 @@ package manifests
 
 import (
 	"bytes"
+	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -208,17 +210,121 @@ func TestHelmChartRefusesWhatCannotWork(t *testing.T) {
 		{map[string]any{"destination": "otlp"}, "needs otlp.endpoint"},
 		{map[string]any{"destination": "datadog"}, `destination "datadog": use one of`},
 		{map[string]any{"region": "us-east-1", "remediation.enabled": true}, "remediation component is not in this distribution"},
+		{map[string]any{"region": "us-east-1", "insights.enabled": true, "gateway.autoscaling.enabled": true}, "insights.enabled with gateway.autoscaling.enabled"},
 	} {
 		_, err := renderHelmManifests(nil, c.set)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: error %v, want %q", c.set, err, c.want)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(chartDir(), "files", "insights.yaml")); os.IsNotExist(err) {
-		_, err := renderHelmManifests(nil, map[string]any{"region": "us-east-1", "insights.enabled": true})
-		if err == nil || !strings.Contains(err.Error(), "no files/insights.yaml") {
-			t.Errorf("insights.enabled without its layer: error %v", err)
+}
+
+// destinationValues: the least each destination needs.
+var destinationValues = map[string]map[string]any{
+	"cloudwatch-emf":  {"region": "us-east-1", "destination": "cloudwatch-emf"},
+	"cloudwatch-otlp": {"region": "us-east-1", "destination": "cloudwatch-otlp"},
+	"amp": {"region": "us-east-1", "destination": "amp",
+		"amp.remoteWriteURL": "https://aps-workspaces.us-east-1.amazonaws.com/workspaces/ws-1/api/v1/remote_write"},
+	"prometheus": {"destination": "prometheus"},
+	"otlp":       {"destination": "otlp", "otlp.endpoint": "backend.example:4317"},
+}
+
+// gatewayStack renders the chart and returns the gateway container and the
+// config stack it runs, as the collector merges it.
+func gatewayStack(t *testing.T, set map[string]any) (rendered, corev1.Container, stack) {
+	t.Helper()
+	objs, _, err := renderHelm(nil, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := sortObjects(fmt.Sprintf("helm %v", set), objs)
+	checkWorkloads(t, r, 2)
+	c, _ := findContainer(gatewaySpec(t, r), "otelcol-accel")
+	var configs []map[string]any
+	for _, f := range configArgs(c) {
+		cfg, err := loadConfig(path.Base(f))
+		if err != nil {
+			t.Fatal(err)
 		}
+		configs = append(configs, cfg)
+	}
+	return r, c, stack{cfg: mergeConfigs(configs), env: containerEnv(c)}
+}
+
+// The otlp destination runs gateway.yaml with otlp.yaml on top: the
+// backend's address from the values, and both signals through an exporter
+// whose queue is on the gateway's volume (checkWorkloads checks every
+// exporter's queue; here, that the backend's exporter is the one in use).
+func TestHelmOTLPDestinationQueuesOnDisk(t *testing.T) {
+	_, c, s := gatewayStack(t, map[string]any{"destination": "otlp", "otlp.endpoint": "datadog-agent.datadog.svc:4317", "otlp.insecure": false})
+	if got, want := configArgs(c), []string{"/etc/otelcol-accel/gateway.yaml", "/etc/otelcol-accel/otlp.yaml"}; !slices.Equal(got, want) {
+		t.Errorf("the otlp gateway runs %v, want %v", got, want)
+	}
+	if got := s.pipelineExporters()["otlp_grpc/backend"]; !slices.Equal(got, []string{"logs", "metrics"}) {
+		t.Errorf("otlp_grpc/backend is in pipelines %v, want logs and metrics", got)
+	}
+	if got := s.str("exporters", "otlp_grpc/backend", "endpoint"); got != "datadog-agent.datadog.svc:4317" {
+		t.Errorf("the backend exporter sends to %q", got)
+	}
+	if got := s.str("exporters", "otlp_grpc/backend", "tls", "insecure"); got != "false" {
+		t.Errorf("otlp.insecure=false gave tls.insecure %q", got)
+	}
+	if got := s.str("exporters", "otlp_grpc/backend", "sending_queue", "storage"); got == "" {
+		t.Error("the backend exporter's queue is not persistent")
+	}
+	for _, p := range []string{"metrics", "logs"} {
+		if slices.Contains(s.list("service", "pipelines", p, "processors"), "batch") {
+			t.Errorf("pipeline %s batches in memory in front of the persistent queue", p)
+		}
+	}
+}
+
+// insights.enabled adds config/insights.yaml to every destination's gateway:
+// the console in its own metrics and logs pipelines, listening on all
+// interfaces for the insights Service, its decisions on the queue volume
+// (checkWorkloads → checkInsights and queueProblems check the details).
+func TestHelmInsightsConsoleOnEveryDestination(t *testing.T) {
+	for dest, vals := range destinationValues {
+		t.Run(dest, func(t *testing.T) {
+			set := map[string]any{"insights.enabled": true, "insights.port": 9686}
+			for k, v := range vals {
+				set[k] = v
+			}
+			r, c, s := gatewayStack(t, set)
+			args := configArgs(c)
+			if len(args) == 0 || args[len(args)-1] != "/etc/otelcol-accel/insights.yaml" {
+				t.Errorf("the gateway runs %v, not insights.yaml last", args)
+			}
+			if got := s.pipelineExporters()["accelerator_insights"]; len(got) != 2 {
+				t.Errorf("accelerator_insights is in pipelines %v", got)
+			}
+			// The destination's own pipelines are untouched by the layer.
+			without := map[string]any{}
+			for k, v := range vals {
+				without[k] = v
+			}
+			_, _, base := gatewayStack(t, without)
+			for _, p := range []string{"metrics", "logs"} {
+				if got, want := s.list("service", "pipelines", p, "exporters"), base.list("service", "pipelines", p, "exporters"); !slices.Equal(got, want) {
+					t.Errorf("pipeline %s exports to %v with the console, %v without", p, got, want)
+				}
+			}
+			if got := s.str("exporters", "accelerator_insights", "endpoint"); got != "0.0.0.0:9686" {
+				t.Errorf("the console listens on %q", got)
+			}
+			var svc *corev1.Service
+			for _, sv := range r.services {
+				if sv.Name == "otelcol-accel-insights" {
+					svc = sv
+				}
+			}
+			if svc == nil || len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Port != 9686 || svc.Spec.Ports[0].TargetPort.String() != "insights" {
+				t.Fatalf("no insights Service on 9686 targeting the insights port: %s", js(svc))
+			}
+			if svc.Spec.Type != "" && svc.Spec.Type != corev1.ServiceTypeClusterIP {
+				t.Errorf("the insights Service is %s; the console has no login and stays inside the cluster", svc.Spec.Type)
+			}
+		})
 	}
 }
 

@@ -1,9 +1,7 @@
 package manifests
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -13,12 +11,9 @@ import (
 // chart's files/ (Helm reads no file outside the chart).
 var chartConfigs = []string{
 	"agent.yaml", "agent-to-gateway.yaml",
-	"gateway.yaml", "cloudwatch-emf.yaml", "cloudwatch-otlp.yaml", "amp.yaml",
+	"gateway.yaml", "otlp.yaml", "cloudwatch-emf.yaml", "cloudwatch-otlp.yaml", "amp.yaml",
+	"insights.yaml",
 }
-
-// optionalChartConfigs are copied when the config directory has them: the
-// chart refuses the feature (insights.enabled) until then.
-var optionalChartConfigs = []string{"insights.yaml"}
 
 // chartFiles returns what each file under the chart's files/ must hold.
 func chartFiles() (map[string][]byte, error) {
@@ -27,16 +22,6 @@ func chartFiles() (map[string][]byte, error) {
 		raw, err := os.ReadFile(filepath.Join(configDir(), f))
 		if err != nil {
 			return nil, fmt.Errorf("config file for the chart: %w", err)
-		}
-		out[f] = raw
-	}
-	for _, f := range optionalChartConfigs {
-		raw, err := os.ReadFile(filepath.Join(configDir(), f))
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return nil, err
 		}
 		out[f] = raw
 	}

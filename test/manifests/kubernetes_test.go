@@ -305,6 +305,11 @@ func checkGateway(t *testing.T, r rendered, where string, spec corev1.PodSpec, c
 	if got == "" || !strings.HasPrefix(got, dir) {
 		t.Errorf("%s: the queue directory %q (file_storage or the remote-write WAL) is not under the mounted queue dir %s", where, got, dir)
 	}
+	s := stack{cfg: mergeConfigs(configs), env: env}
+	for _, p := range queueProblems(s, dir) {
+		t.Errorf("%s: %s", where, p)
+	}
+	checkInsights(t, r, where, c, s)
 	// Every service port targets a port the gateway container opens.
 	for _, svc := range r.services {
 		for _, p := range svc.Spec.Ports {
@@ -350,4 +355,40 @@ func checkNamedPort(t *testing.T, where string, c corev1.Container, name, want s
 		}
 	}
 	t.Errorf("%s: no container port named %s", where, name)
+}
+
+// The insights console, where a gateway runs it: in a metrics and a logs
+// pipeline fed by the OTLP receiver, its acknowledge/dismiss decisions in a
+// storage extension the service starts (queueProblems checks that its
+// directory is on the volume), and listening where the container's insights
+// port, and any Service targeting that port, reach it.
+func checkInsights(t *testing.T, r rendered, where string, c corev1.Container, s stack) {
+	t.Helper()
+	pipelines := s.pipelineExporters()["accelerator_insights"]
+	if len(pipelines) == 0 {
+		return
+	}
+	signals := map[string]bool{}
+	for _, p := range pipelines {
+		signals[componentType(p)] = true
+		if !slices.Contains(s.list("service", "pipelines", p, "receivers"), "otlp") {
+			t.Errorf("%s: pipeline %s of the insights console does not read the OTLP receiver", where, p)
+		}
+	}
+	if !signals["metrics"] || !signals["logs"] {
+		t.Errorf("%s: the insights console is in %v; it needs a metrics and a logs pipeline", where, pipelines)
+	}
+	storage := s.str("exporters", "accelerator_insights", "storage")
+	if storage == "" || !slices.Contains(s.list("service", "extensions"), storage) {
+		t.Errorf("%s: the insights console keeps its decisions in %q, which the service does not start: they would not survive a restart", where, storage)
+	}
+	endpoint := s.str("exporters", "accelerator_insights", "endpoint")
+	checkNamedPort(t, where, c, "insights", portOf(endpoint))
+	for _, svc := range r.services {
+		for _, p := range svc.Spec.Ports {
+			if p.TargetPort.String() == "insights" && isLoopback(endpoint) {
+				t.Errorf("%s: Service %s targets the insights port, but the console listens on loopback only (%s)", where, svc.Name, endpoint)
+			}
+		}
+	}
 }

@@ -50,13 +50,14 @@ spec:
           value: {{ .Values.amp.remoteWriteURL | quote }}
         {{- end }}
         {{- if eq .Values.destination "otlp" }}
-        # agent-to-gateway.yaml's exporter, pointed at the backend.
-        - name: OTELCOL_ACCEL_GATEWAY_ENDPOINT
+        - name: OTELCOL_ACCEL_OTLP_BACKEND_ENDPOINT
           value: {{ .Values.otlp.endpoint | quote }}
-        - name: OTELCOL_ACCEL_GATEWAY_INSECURE
+        - name: OTELCOL_ACCEL_OTLP_BACKEND_INSECURE
           value: {{ .Values.otlp.insecure | quote }}
         {{- end }}
         {{- if .Values.insights.enabled }}
+        # All interfaces, so the insights Service reaches it (insights.yaml's
+        # default is loopback only).
         - name: OTELCOL_ACCEL_INSIGHTS_ENDPOINT
           value: 0.0.0.0:{{ .Values.insights.port }}
         {{- end }}

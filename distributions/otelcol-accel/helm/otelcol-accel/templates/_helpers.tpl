@@ -30,14 +30,11 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- else if eq $d "cloudwatch-otlp" -}}{{- $files = list "cloudwatch-otlp.yaml" -}}
 {{- else if eq $d "amp" -}}{{- $files = list "amp.yaml" -}}
 {{- else if eq $d "prometheus" -}}{{- $files = list "gateway.yaml" -}}
-{{- else if eq $d "otlp" -}}{{- $files = list "gateway.yaml" "agent-to-gateway.yaml" -}}
+{{- else if eq $d "otlp" -}}{{- $files = list "gateway.yaml" "otlp.yaml" -}}
 {{- else -}}
 {{- fail (printf "destination %q: use one of cloudwatch-emf, cloudwatch-otlp, amp, prometheus, otlp" $d) -}}
 {{- end -}}
 {{- if .Values.insights.enabled -}}
-{{- if not (.Files.Get "files/insights.yaml") -}}
-{{- fail "insights.enabled: this chart has no files/insights.yaml: the accelerator_insights gateway layer is not shipped in distributions/otelcol-accel/config yet; leave insights.enabled false" -}}
-{{- end -}}
 {{- $files = append $files "insights.yaml" -}}
 {{- end -}}
 {{- toJson $files -}}
@@ -57,6 +54,9 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- end -}}
 {{- if .Values.remediation.enabled -}}
 {{- fail "remediation.enabled: the remediation component is not in this distribution yet (issue 18); leave it false" -}}
+{{- end -}}
+{{- if and .Values.insights.enabled .Values.gateway.autoscaling.enabled -}}
+{{- fail "insights.enabled with gateway.autoscaling.enabled: each gateway replica's console sees only the agents that send to it, and the Service would spread one browser's requests over them (docs/insights.md, Several gateways); turn autoscaling off to run the console" -}}
 {{- end -}}
 {{- if and .Values.gateway.autoscaling.enabled (lt (int .Values.gateway.autoscaling.minReplicas) 1) -}}
 {{- fail "gateway.autoscaling.minReplicas must be at least 1" -}}
