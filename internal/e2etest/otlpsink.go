@@ -43,12 +43,20 @@ type SinkOptions struct {
 	// OnMetrics, if set, sees every metrics request as it arrives. It must
 	// not keep md after returning unless it copies it.
 	OnMetrics func(md pmetric.Metrics)
+	// Listen is the address to serve on; empty: a free loopback port. A
+	// backend that is down at first is an address from FreeEndpoint that
+	// the test starts the sink on later.
+	Listen string
 }
 
 // StartOTLPSink starts a sink; it stops when the test ends.
 func StartOTLPSink(t testing.TB, opts SinkOptions) *OTLPSink {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr := opts.Listen
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatalf("OTLP sink: %v", err)
 	}
