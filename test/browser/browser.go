@@ -24,7 +24,13 @@ import (
 // uncaught exception and browser log error (a failed request, a CSP
 // violation) the tab reports is recorded, and Visit fails the test on any.
 type Browser struct {
-	t   testing.TB
+	t testing.TB
+	*tab
+}
+
+// tab is what the Browser values of one browser share (For makes one per
+// subtest).
+type tab struct {
 	ctx context.Context
 	// Shots is where screenshots are written.
 	Shots string
@@ -32,6 +38,10 @@ type Browser struct {
 	mu       sync.Mutex
 	problems []string
 }
+
+// For is the same browser reporting to t (a subtest's), so a failure
+// stops that subtest and not its parent.
+func (b *Browser) For(t testing.TB) *Browser { return &Browser{t: t, tab: b.tab} }
 
 // ChromiumBinary is $CHROMIUM_BIN, else Debian's /usr/bin/chromium, else
 // chromium on the PATH. A missing browser fails the test: `make e2e`
@@ -78,7 +88,7 @@ func StartBrowser(t testing.TB, shots string) *Browser {
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(actx, chromedp.WithErrorf(func(f string, a ...any) { t.Logf("chromedp: "+f, a...) }))
-	b := &Browser{t: t, ctx: ctx, Shots: shots}
+	b := &Browser{t: t, tab: &tab{ctx: ctx, Shots: shots}}
 	t.Cleanup(func() {
 		cancel()
 		cancelAlloc()
@@ -90,7 +100,7 @@ func StartBrowser(t testing.TB, shots string) *Browser {
 	return b
 }
 
-func (b *Browser) record(messages func(func(chromedp.ConsoleMessage, error) bool)) {
+func (b *tab) record(messages func(func(chromedp.ConsoleMessage, error) bool)) {
 	for m, err := range messages {
 		if err != nil {
 			return
@@ -104,7 +114,7 @@ func (b *Browser) record(messages func(func(chromedp.ConsoleMessage, error) bool
 }
 
 // takeProblems returns and clears what the console reported.
-func (b *Browser) takeProblems() []string {
+func (b *tab) takeProblems() []string {
 	// Console messages arrive on their own goroutine; a round trip to the
 	// page first lets the ones the page wrote before it reach the recorder.
 	_, _ = chromedp.Run(b.ctx, chromedp.Evaluate[int]("1"))
@@ -126,7 +136,7 @@ func (b *Browser) CheckConsole(where string) {
 
 // within runs f with a bound on how long the browser may take (a stuck page
 // fails the test instead of hanging it).
-func within[T any](b *Browser, d time.Duration, a chromedp.Action[T]) (T, error) {
+func within[T any](b *tab, d time.Duration, a chromedp.Action[T]) (T, error) {
 	ctx, cancel := context.WithTimeout(b.ctx, d)
 	defer cancel()
 	return chromedp.Run(ctx, a)
@@ -137,7 +147,7 @@ func within[T any](b *Browser, d time.Duration, a chromedp.Action[T]) (T, error)
 // instead fails the test with its message.
 func (b *Browser) Visit(url, page string) {
 	b.t.Helper()
-	if _, err := within(b, 30*time.Second, chromedp.Navigate(url)); err != nil {
+	if _, err := within(b.tab, 30*time.Second, chromedp.Navigate(url)); err != nil {
 		b.t.Fatalf("navigate to %s: %v", url, err)
 	}
 	b.WaitPage(page)
@@ -147,8 +157,8 @@ func (b *Browser) Visit(url, page string) {
 func (b *Browser) WaitPage(page string) {
 	b.t.Helper()
 	sel := fmt.Sprintf(`body[data-page=%q][data-state]:not([data-state=loading])`, page)
-	if _, err := within(b, 30*time.Second, chromedp.WaitReady(chromedp.CSS(sel))); err != nil {
-		loc, _ := within(b, 5*time.Second, chromedp.Location())
+	if _, err := within(b.tab, 30*time.Second, chromedp.WaitReady(chromedp.CSS(sel))); err != nil {
+		loc, _ := within(b.tab, 5*time.Second, chromedp.Location())
 		b.t.Fatalf("page %s did not render (at %s): %v; console: %v", page, loc, err, b.takeProblems())
 	}
 	state := b.Eval(`document.body.dataset.state`)
@@ -161,7 +171,7 @@ func (b *Browser) WaitPage(page string) {
 // Eval evaluates a JavaScript expression that yields a string.
 func (b *Browser) Eval(expr string) string {
 	b.t.Helper()
-	v, err := within(b, 10*time.Second, chromedp.Evaluate[string](expr))
+	v, err := within(b.tab, 10*time.Second, chromedp.Evaluate[string](expr))
 	if err != nil {
 		b.t.Fatalf("evaluate %s: %v", expr, err)
 	}
@@ -171,7 +181,7 @@ func (b *Browser) Eval(expr string) string {
 // EvalJSON evaluates expr and decodes its JSON value into T.
 func EvalJSON[T any](b *Browser, expr string) T {
 	b.t.Helper()
-	v, err := within(b, 10*time.Second, chromedp.Evaluate[T](expr))
+	v, err := within(b.tab, 10*time.Second, chromedp.Evaluate[T](expr))
 	if err != nil {
 		b.t.Fatalf("evaluate %s: %v", expr, err)
 	}
@@ -181,7 +191,7 @@ func EvalJSON[T any](b *Browser, expr string) T {
 // Text is the visible text of the first element matching a CSS selector.
 func (b *Browser) Text(css string) string {
 	b.t.Helper()
-	v, err := within(b, 10*time.Second, chromedp.Text(chromedp.CSS(css)))
+	v, err := within(b.tab, 10*time.Second, chromedp.Text(chromedp.CSS(css)))
 	if err != nil {
 		b.t.Fatalf("text of %s: %v", css, err)
 	}
@@ -192,7 +202,7 @@ func (b *Browser) Text(css string) string {
 // (a mouse event at its position).
 func (b *Browser) Click(css string) {
 	b.t.Helper()
-	if _, err := within(b, 10*time.Second, chromedp.Click(chromedp.CSS(css), chromedp.NodeVisible)); err != nil {
+	if _, err := within(b.tab, 10*time.Second, chromedp.Click(chromedp.CSS(css), chromedp.NodeVisible)); err != nil {
 		b.t.Fatalf("click %s: %v", css, err)
 	}
 }
@@ -201,7 +211,7 @@ func (b *Browser) Click(css string) {
 // user's choice does.
 func (b *Browser) Select(css, value string) {
 	b.t.Helper()
-	if _, err := within(b, 10*time.Second, chromedp.SetValue(chromedp.CSS(css), value)); err != nil {
+	if _, err := within(b.tab, 10*time.Second, chromedp.SetValue(chromedp.CSS(css), value)); err != nil {
 		b.t.Fatalf("select %s=%s: %v", css, value, err)
 	}
 	b.Eval(fmt.Sprintf(`(document.querySelector(%q).dispatchEvent(new Event('change', {bubbles: true})), '')`, css))
@@ -210,7 +220,7 @@ func (b *Browser) Select(css, value string) {
 // Location is the page's URL.
 func (b *Browser) Location() string {
 	b.t.Helper()
-	v, err := within(b, 5*time.Second, chromedp.Location())
+	v, err := within(b.tab, 5*time.Second, chromedp.Location())
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -220,7 +230,7 @@ func (b *Browser) Location() string {
 // Screenshot writes a full-page PNG as <Shots>/<name>.png.
 func (b *Browser) Screenshot(name string) string {
 	b.t.Helper()
-	png, err := within(b, 30*time.Second, chromedp.FullScreenshot(100))
+	png, err := within(b.tab, 30*time.Second, chromedp.FullScreenshot(100))
 	if err != nil {
 		b.t.Fatalf("screenshot %s: %v", name, err)
 	}
@@ -234,7 +244,7 @@ func (b *Browser) Screenshot(name string) string {
 // WaitFor waits until a JavaScript expression is true in the page.
 func (b *Browser) WaitFor(expr string) {
 	b.t.Helper()
-	if _, err := within(b, 30*time.Second, chromedp.Poll[bool](expr)); err != nil {
+	if _, err := within(b.tab, 30*time.Second, chromedp.Poll[bool](expr)); err != nil {
 		b.t.Fatalf("waiting for %s: %v; console: %v", expr, err, b.takeProblems())
 	}
 }
