@@ -3,10 +3,13 @@
 # otelcol-accel node agent per simulated node (as a DaemonSet would run them,
 # with the shipped agent.yaml), and one gateway that exposes everything for
 # Prometheus on localhost:8889 and writes EMF and events files. Health events
-# and cost findings are printed as they happen. Ctrl-C stops everything.
+# and cost findings are printed as they happen. The gateway starts first, so
+# the first line printed is the insights console's URL. Ctrl-C stops
+# everything.
 #
 # Environment: ACCELSIM_SPEED (simulated seconds per second, default 10),
-# OTELCOL_ACCEL_DEMO_DIR (state, logs and outputs, default _build/demo).
+# OTELCOL_ACCEL_DEMO_DIR (state, logs and outputs, default _build/demo),
+# OTELCOL_ACCEL_INSIGHTS_ENDPOINT (the console, default 127.0.0.1:8686).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,8 +19,10 @@ config=distributions/otelcol-accel/config
 scenario=distributions/otelcol-accel/demo/fleet.yaml
 state=${OTELCOL_ACCEL_DEMO_DIR:-$PWD/_build/demo}
 speed=${ACCELSIM_SPEED:-10}
+insights=${OTELCOL_ACCEL_INSIGHTS_ENDPOINT:-127.0.0.1:8686}
+console="http://$insights/"
 
-for port in 8889 13133 4317; do
+for port in 8889 13133 4317 "${insights##*:}"; do
   if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
     echo "port $port is in use (another demo or collector?): stop it first" >&2
     exit 1
@@ -51,14 +56,7 @@ wait_for() { # wait_for SECONDS DESCRIPTION COMMAND...
 }
 healthy() { curl -fsS "http://$1/status" >/dev/null; }
 
-echo ">> starting the simulated fleet: $scenario at ${speed}x speed"
-"$accelsim" serve --scenario "$scenario" --state-dir "$state" --speed "$speed" \
-  >"$state/accelsim.out" 2>"$state/accelsim.log" &
-pids+=($!)
-wait_for 30 "accelsim" grep -q "accelsim ready" "$state/accelsim.out"
-"$accelsim" validate "$scenario"
-
-echo ">> starting the gateway (OTLP in on 127.0.0.1:4317; Prometheus exporter on :8889)"
+# The gateway first: the console's URL is the first thing the demo prints.
 mkdir -p "$state/gateway"
 OTELCOL_ACCEL_DEMO_DIR="$state" \
 OTELCOL_ACCEL_STORAGE_DIR="$state/gateway" \
@@ -68,10 +66,22 @@ OTELCOL_ACCEL_OTLP_GRPC_ENDPOINT=127.0.0.1:4317 \
 OTELCOL_ACCEL_OTLP_HTTP_ENDPOINT=127.0.0.1:4318 \
 OTELCOL_ACCEL_TELEMETRY_HOST=127.0.0.1 \
 OTELCOL_ACCEL_TELEMETRY_PORT=8888 \
+OTELCOL_ACCEL_INSIGHTS_ENDPOINT="$insights" \
   "$collector" --config "$config/gateway.yaml" --config "$config/demo-gateway.yaml" \
   >"$state/gateway/collector.log" 2>&1 &
 pids+=($!)
 wait_for 60 "the gateway" healthy 127.0.0.1:13133
+wait_for 30 "the insights console" curl -fsS "${console}api/v1/session"
+echo "Insights console: $console"
+echo
+echo ">> the gateway is up (OTLP in on 127.0.0.1:4317; Prometheus exporter on :8889)"
+
+echo ">> starting the simulated fleet: $scenario at ${speed}x speed"
+"$accelsim" serve --scenario "$scenario" --state-dir "$state" --speed "$speed" \
+  >"$state/accelsim.out" 2>"$state/accelsim.log" &
+pids+=($!)
+wait_for 30 "accelsim" grep -q "accelsim ready" "$state/accelsim.out"
+"$accelsim" validate "$scenario"
 
 i=0
 nodes=$("$accelsim" agent-config --endpoints "$state/endpoints.json" --out-dir "$state")
@@ -97,6 +107,8 @@ cat <<EOF
 
 otelcol-accel demo is running: $i simulated nodes, one agent each, one gateway.
 
+  Insights console:       $console
+                          fleet, devices, teams, findings, inference, capacity, reliability
   Metrics (Prometheus):   curl -s localhost:8889/metrics | grep -E 'accelerator_(cost|waste)'
                           every device with pod, team, partition, cost and waste
   EMF for CloudWatch:     $state/emf.jsonl
