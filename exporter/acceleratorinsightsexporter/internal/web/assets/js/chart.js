@@ -37,7 +37,7 @@ export function lineChart({title, series, format, yMax, key}) {
   }
   for (let i = 0; i <= 4; i++) {
     const t = t0 + ((t1 - t0) * i) / 4;
-    svg.append(s('text', {x: x(t), y: H - 6, class: 'axis', 'text-anchor': i === 0 ? 'start' : i === 4 ? 'end' : 'middle'}, clock(t)));
+    svg.append(s('text', {x: x(t), y: H - 6, class: 'axis', 'text-anchor': i === 0 ? 'start' : i === 4 ? 'end' : 'middle'}, clock(t, t1 - t0)));
   }
   series.forEach((ser, i) => {
     const pts = ser.points.filter((p) => p[1] !== null && p[1] !== undefined);

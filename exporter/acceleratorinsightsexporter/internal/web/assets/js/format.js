@@ -53,8 +53,10 @@ export function time(v) {
   return `${d.toISOString().slice(0, 19).replace('T', ' ')} UTC`;
 }
 
-export function clock(unixSeconds) {
-  return new Date(unixSeconds * 1000).toISOString().slice(11, 16);
+// clock is an axis label: HH:MM, with seconds when the axis spans less
+// than ten minutes (where minutes alone would repeat).
+export function clock(unixSeconds, spanSeconds = Infinity) {
+  return new Date(unixSeconds * 1000).toISOString().slice(11, spanSeconds < 600 ? 19 : 16);
 }
 
 // words: snake_case → "snake case".
