@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
   find . -name '*.go' -not -name '*_test.go' \
     -not -path './_build/*' -not -path './bin/*' -not -path './test/*' \
     -not -path './internal/tools/*' -print0 | sort -z | xargs -0 cat
-  # Embedded data (pricing tables, defaults) is part of the binary too.
-  find . \( -path '*/data/*' -o -path '*/embedded/*' \) -type f \
+  # Embedded data (pricing tables, defaults, the insights console's HTML, JS
+  # and CSS) is part of the binary too.
+  find . \( -path '*/data/*' -o -path '*/embedded/*' -o -path './exporter/acceleratorinsightsexporter/internal/web/*' \) -type f \
     -not -path './_build/*' -not -path './bin/*' -print0 | sort -z | xargs -0 -r cat
 } | sha256sum | cut -c1-32
