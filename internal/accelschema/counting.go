@@ -35,6 +35,10 @@ const (
 	// CountedPerNode metrics describe a node-wide daemon (the MPS control
 	// daemon), on a resource without hw.id.
 	CountedPerNode Counting = "node"
+	// CountedPerWorkload metrics describe what the Kubernetes API says about
+	// a workload or the cluster (cold starts, pods that cannot be
+	// scheduled), on a resource without hw.id.
+	CountedPerWorkload Counting = "workload"
 )
 
 // Countings lists the values in the order docs/metrics.md explains them.
@@ -47,6 +51,7 @@ var Countings = []struct {
 	{CountedPerShare, "on every resource, for its `accelerator.partition.share` of the device (a parent for what its partitions leave); the shares of one device add up to at most 1"},
 	{CountedPerServer, "on an inference server's resource (a pod or endpoint; no `hw.id`)"},
 	{CountedPerNode, "on a node-wide daemon's resource (no `hw.id`)"},
+	{CountedPerWorkload, "on a workload's or the cluster's resource, from the Kubernetes API (no `hw.id`)"},
 }
 
 // PerPodSources says which metrics can be measured per pod on a shared

@@ -26,6 +26,7 @@ func Markdown() []byte {
 		{"Device metrics", []string{EmitterDCGM, EmitterNeuron}},
 		{"Inference metrics", []string{EmitterInference}},
 		{"Cost metrics", []string{EmitterCost}},
+		{"Workload reliability metrics (Kubernetes)", []string{EmitterK8s}},
 	}
 	for _, s := range sections {
 		fmt.Fprintf(&b, "## %s\n\n", s.title)

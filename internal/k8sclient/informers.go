@@ -28,6 +28,10 @@ const (
 	ResourceClaims Kind = "resourceclaims"
 	// ResourceSlices published for the node (spec.nodeName).
 	ResourceSlices Kind = "resourceslices"
+	// Events about pods (involvedObject.kind=Pod), of the whole cluster:
+	// the API cannot select events by node. The accelerator_k8s receiver
+	// reads the scheduler's FailedScheduling and the kubelet's Pulled.
+	Events Kind = "events"
 )
 
 // apiGroup is the kind's API group as a ClusterRole names it.
@@ -59,6 +63,11 @@ func DefaultInformers() map[Kind]InformerProvider {
 		},
 		ResourceSlices: func(c kubernetes.Interface, node string, resync time.Duration) cache.SharedIndexInformer {
 			return resourceinformers.NewFilteredResourceSliceInformer(c, resync, cache.Indexers{}, onNode("spec.nodeName", node))
+		},
+		Events: func(c kubernetes.Interface, _ string, resync time.Duration) cache.SharedIndexInformer {
+			return coreinformers.NewFilteredEventInformer(c, metav1.NamespaceAll, resync, cache.Indexers{}, func(o *metav1.ListOptions) {
+				o.FieldSelector = fields.OneTermEqualSelector("involvedObject.kind", "Pod").String()
+			})
 		},
 	}
 }

@@ -22,7 +22,7 @@ import (
 	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/kubeapi"
 )
 
-var allKinds = []Kind{Pods, Nodes, ResourceClaims, ResourceSlices}
+var allKinds = []Kind{Pods, Nodes, ResourceClaims, ResourceSlices, Events}
 
 func acquire(t *testing.T, r *Registry, api APIConfig, node string, kinds ...Kind) *Informers {
 	t.Helper()
@@ -62,7 +62,7 @@ func TestComponentsOnANodeShareOneWatchPerKind(t *testing.T) {
 	a, _ := attrs.Informer(Pods)
 	b, _ := discovery.Informer(Pods)
 	assert.Same(t, a, b, "one pod informer for both")
-	assert.Equal(t, map[Kind]int{Pods: 1, Nodes: 1, ResourceClaims: 1, ResourceSlices: 1}, openWatches(s, allKinds...))
+	assert.Equal(t, map[Kind]int{Pods: 1, Nodes: 1, ResourceClaims: 1, ResourceSlices: 1, Events: 1}, openWatches(s, allKinds...))
 	for _, k := range allKinds {
 		assert.Equal(t, 1, watches(s)[string(k)].Started, "%s watches started", k)
 	}
@@ -243,6 +243,6 @@ func TestInformerProviderIsInjectable(t *testing.T) {
 	_, ok, _ := inf.GetStore().GetByKey("gpu-node-1")
 	assert.True(t, ok)
 
-	_, err := h.Informer("events")
-	assert.ErrorContains(t, err, `no informer for "events"`)
+	_, err := h.Informer("leases")
+	assert.ErrorContains(t, err, `no informer for "leases"`)
 }

@@ -120,7 +120,7 @@ func (c *checker) resource(rm pmetric.ResourceMetrics) {
 			if m.Name() == accelschema.MetricPrice {
 				pricedAt = append(pricedAt, at)
 			}
-		case accelschema.CountedPerServer, accelschema.CountedPerNode:
+		case accelschema.CountedPerServer, accelschema.CountedPerNode, accelschema.CountedPerWorkload:
 			if hwID != "" {
 				c.addf("%s-scoped %s on device resource %s", def.Counted, m.Name(), ident)
 			}

@@ -1,0 +1,106 @@
+package accelschema
+
+// Names of what the accelerator_k8s receiver reports about an inference
+// endpoint's life on Kubernetes (issue 19): cold starts and pods that cannot
+// be scheduled for want of accelerators. They are registered with the
+// others (init below), in a file of their own because one component sets
+// them.
+
+// EmitterK8s is the accelerator_k8s receiver.
+const EmitterK8s = "accelerator_k8s"
+
+// Metrics.
+const (
+	MetricColdStartDuration = "accelerator.inference.cold_start.duration"
+	MetricPodsUnschedulable = "accelerator.k8s.pods.unschedulable"
+)
+
+// Units.
+const UnitPods = "{pod}"
+
+// Attributes.
+const (
+	AttrColdStartPhase        = "accelerator.cold_start.phase"
+	AttrCapacityResource      = "accelerator.capacity.resource"
+	AttrCapacityInstanceType  = "accelerator.capacity.instance_type"
+	AttrCapacityZone          = "accelerator.capacity.zone"
+	AttrCapacitySource        = "accelerator.capacity.source"
+	AttrK8sReason             = "accelerator.k8s.reason"
+	attrColdStartPhasePrefix  = "accelerator.cold_start."
+	attrColdStartPhaseSeconds = ".duration"
+)
+
+// Cold-start phases, in the order a pod goes through them.
+const (
+	PhaseScheduling     = "scheduling"
+	PhaseImagePull      = "image_pull"
+	PhaseContainerStart = "container_start"
+	PhaseReadiness      = "readiness"
+	PhaseTotal          = "total"
+)
+
+// ColdStartPhases lists the phases in order.
+var ColdStartPhases = []string{PhaseScheduling, PhaseImagePull, PhaseContainerStart, PhaseReadiness, PhaseTotal}
+
+// ColdStartPhaseAttr is the log-record attribute holding one phase's
+// duration in seconds (accelerator.cold_start.<phase>.duration).
+func ColdStartPhaseAttr(phase string) string {
+	return attrColdStartPhasePrefix + phase + attrColdStartPhaseSeconds
+}
+
+// Where an unschedulable pod was reported.
+const (
+	CapacitySourceScheduler = "scheduler"
+	CapacitySourceKarpenter = "karpenter"
+)
+
+// Event names.
+const (
+	EventColdStart     = "accelerator.k8s.cold_start"
+	EventUnschedulable = "accelerator.k8s.unschedulable"
+)
+
+var (
+	EnumColdStartPhase = Enum{AttrColdStartPhase, []EnumValue{
+		{PhaseScheduling, "created → scheduled (the PodScheduled condition)"},
+		{PhaseImagePull, "the image pulls' own durations, as the kubelet's Pulled events report them (0 when every image was already present)"},
+		{PhaseContainerStart, "scheduled, and images pulled → the last container started"},
+		{PhaseReadiness, "the last container started → Ready"},
+		{PhaseTotal, "created → Ready"},
+	}}
+	EnumCapacitySource = Enum{AttrCapacitySource, []EnumValue{
+		{CapacitySourceScheduler, "the scheduler's FailedScheduling (the pod's PodScheduled condition is False, reason Unschedulable)"},
+		{CapacitySourceKarpenter, "a Karpenter NodeClaim could not be launched for want of capacity"},
+	}}
+)
+
+var reliabilityMetrics = []MetricDef{
+	{MetricColdStartDuration, CountedPerWorkload, Histogram, UnitSeconds, "double", []string{AttrColdStartPhase}, []string{EmitterK8s}, false,
+		"Time an accelerator pod took, per phase, from creation to Ready, one observation per cold start; phases measured from the pod's conditions and the kubelet's Pulled events."},
+	{MetricPodsUnschedulable, CountedPerWorkload, Gauge, UnitPods, "int", []string{AttrCapacityResource, AttrCapacityInstanceType, AttrCapacityZone, AttrCapacitySource}, []string{EmitterK8s}, false,
+		"Pods requesting accelerators that cannot be scheduled now, by the accelerator resource they lack and the instance type and zone they ask for (`any` when they do not ask)."},
+}
+
+func reliabilityAttributes() []AttributeDef {
+	defs := []AttributeDef{
+		{AttrColdStartPhase, "string", ScopeDataPoint, &EnumColdStartPhase, false, "Phase of a cold start."},
+		{AttrCapacityResource, "string", ScopeDataPoint, nil, false, "Accelerator resource a pod cannot get: `nvidia.com/gpu`, `nvidia.com/mig-1g.10gb`, `aws.amazon.com/neuron`, or `dra:<device class>` for a DRA claim."},
+		{AttrCapacityInstanceType, "string", ScopeDataPoint, nil, false, "Instance type the pod asks for (node selector or required node affinity), `any` when it does not."},
+		{AttrCapacityZone, "string", ScopeDataPoint, nil, false, "Availability zone the pod asks for, `any` when it does not."},
+		{AttrCapacitySource, "string", ScopeDataPoint, &EnumCapacitySource, false, "Who reported the pod unschedulable."},
+		{AttrK8sReason, "string", ScopeLog, nil, false, "On an unschedulable event: the Kubernetes reason (`FailedScheduling`, `InsufficientCapacityError`)."},
+	}
+	for _, phase := range ColdStartPhases {
+		defs = append(defs, AttributeDef{ColdStartPhaseAttr(phase), "double", ScopeLog, nil, false,
+			"On a cold-start record: the " + phase + " phase in seconds (see `" + AttrColdStartPhase + "`)."})
+	}
+	return defs
+}
+
+func init() {
+	Metrics = append(Metrics, reliabilityMetrics...)
+	Attributes = append(Attributes, reliabilityAttributes()...)
+	EnumEventName.Values = append(EnumEventName.Values,
+		EnumValue{EventColdStart, "an accelerator pod became Ready for the first time: every phase of its cold start"},
+		EnumValue{EventUnschedulable, "a pod requesting accelerators could not be scheduled, or Karpenter could not launch capacity for it"})
+}

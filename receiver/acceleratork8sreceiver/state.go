@@ -1,0 +1,156 @@
+package acceleratork8sreceiver
+
+import (
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/collector/pdata/plog"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/otelcol-accel/otelcol-accel/receiver/acceleratork8sreceiver/internal/lifecycle"
+)
+
+// state is what the handlers learn, guarded by the receiver's mutex.
+type state struct {
+	cfg   *Config
+	start time.Time
+	// pods in progress: seen not Ready, so their becoming Ready is a cold
+	// start observed here (a pod already Ready when first seen started
+	// before this collector did, and is not measured).
+	waiting map[types.UID]bool
+	// measured pods are not measured again (a pod that turns unready and
+	// ready again is not starting cold).
+	measured map[types.UID]bool
+	// pulls by pod, then by event UID (an event updated in place is one pull).
+	pulls map[types.UID]map[types.UID]lifecycle.Pull
+	// lacking: the accelerator resources the scheduler's last message
+	// about the pod said it lacks.
+	lacking map[types.UID][]string
+	// failedSeen: FailedScheduling events already logged, by event UID, at
+	// their count (the scheduler updates one event as it retries).
+	failedSeen map[types.UID]int32
+	hists      *histograms
+	// gaugeKeys were emitted last time, so that a count that falls to
+	// nothing is emitted once as 0.
+	gaugeKeys map[gaugeKey]bool
+	logs      plog.Logs
+}
+
+func newState(cfg *Config, start time.Time) *state {
+	return &state{cfg: cfg, start: start, waiting: map[types.UID]bool{}, measured: map[types.UID]bool{},
+		pulls: map[types.UID]map[types.UID]lifecycle.Pull{}, lacking: map[types.UID][]string{}, failedSeen: map[types.UID]int32{},
+		hists: newHistograms(cfg.Buckets), gaugeKeys: map[gaugeKey]bool{}, logs: plog.NewLogs()}
+}
+
+func (s *state) observePod(p *corev1.Pod, requested []string) {
+	if s.measured[p.UID] {
+		return
+	}
+	if !lifecycle.IsReady(p) {
+		if len(s.waiting) < maxTracked {
+			s.waiting[p.UID] = true
+		}
+		return
+	}
+	if !s.waiting[p.UID] {
+		s.measured[p.UID] = true
+		return
+	}
+	var pulls []lifecycle.Pull
+	for _, pl := range s.pulls[p.UID] {
+		pulls = append(pulls, pl)
+	}
+	cs, ok := lifecycle.Measure(p, pulls)
+	if !ok {
+		return
+	}
+	delete(s.waiting, p.UID)
+	delete(s.pulls, p.UID)
+	s.measured[p.UID] = true
+	w := workloadOf(p, s.cfg)
+	for _, ph := range cs.Phases {
+		s.hists.observe(w, ph.Name, ph.Seconds)
+	}
+	appendColdStart(s.logs, w, p, requested, cs)
+}
+
+func (s *state) observePull(pod types.UID, e *corev1.Event) {
+	if s.measured[pod] {
+		return
+	}
+	m := s.pulls[pod]
+	if m == nil {
+		if len(s.pulls) >= maxTracked {
+			return
+		}
+		m = map[types.UID]lifecycle.Pull{}
+		s.pulls[pod] = m
+	}
+	m[e.UID] = lifecycle.ParsePull(e)
+}
+
+func (s *state) observeFailedScheduling(p *corev1.Pod, requested []string, e *corev1.Event, match lifecycle.Matcher) {
+	lacking := match.Lacking(requested, e.Message)
+	s.lacking[p.UID] = lacking
+	count := max(e.Count, 1)
+	if seen, ok := s.failedSeen[e.UID]; ok && seen >= count {
+		return
+	}
+	if len(s.failedSeen) < maxTracked {
+		s.failedSeen[e.UID] = count
+	}
+	appendUnschedulable(s.logs, workloadOf(p, s.cfg), p, lacking, lifecycle.PlacementOf(p), e)
+}
+
+func (s *state) forget(uid types.UID) {
+	delete(s.waiting, uid)
+	delete(s.measured, uid)
+	delete(s.pulls, uid)
+	delete(s.lacking, uid)
+}
+
+// takeLogs hands over the queued records.
+func (s *state) takeLogs() plog.Logs {
+	ld := s.logs
+	s.logs = plog.NewLogs()
+	return ld
+}
+
+// workload is who a pod belongs to, the resource of its series.
+type workload struct {
+	namespace, kind, name, model, cluster string
+}
+
+// workloadOf names the pod's controller as a person would: a
+// Deployment (its ReplicaSet less the pod-template-hash), a StatefulSet, a
+// LeaderWorkerSet, else the owner, else the pod.
+func workloadOf(p *corev1.Pod, cfg *Config) workload {
+	w := workload{namespace: p.Namespace, kind: "Pod", name: p.Name, cluster: cfg.ClusterName}
+	if lws := p.Labels["leaderworkerset.sigs.k8s.io/name"]; lws != "" {
+		w.kind, w.name = "LeaderWorkerSet", lws
+	} else {
+		for _, o := range p.OwnerReferences {
+			if o.Controller == nil || !*o.Controller {
+				continue
+			}
+			w.kind, w.name = o.Kind, o.Name
+			if hash := p.Labels["pod-template-hash"]; o.Kind == "ReplicaSet" && hash != "" {
+				if dep, ok := strings.CutSuffix(o.Name, "-"+hash); ok {
+					w.kind, w.name = "Deployment", dep
+				}
+			}
+		}
+	}
+	for _, k := range cfg.ModelLabels {
+		if v := p.Labels[k]; v != "" {
+			w.model = v
+			break
+		}
+		if v := p.Annotations[k]; v != "" {
+			w.model = v
+			break
+		}
+	}
+	return w
+}
