@@ -97,10 +97,24 @@ func demoUnmet(t *testing.T, fleet *e2etest.Fleet) []string {
 		{"training efficiency finding", "accelerator.finding", "accelerator.finding.kind", "training_efficiency"},
 		{"inference under capacity finding", "accelerator.finding", "accelerator.finding.kind", "inference_under_capacity"},
 		{"unhealthy capacity finding", "accelerator.finding", "accelerator.finding.kind", "unhealthy_capacity"},
+		// The simulated kernel logs (issue 22): XID 79 seen by dcgm-exporter
+		// and the kernel log is one event naming both; the Neuron driver's
+		// line comes from the kernel log.
+		{"XID 79 from dcgm-exporter and the kernel log as one event", "accelerator.health.xid", "accelerator.health.sources", "dcgm_exporter,kernel_log"},
+		{"Neuron hardware error from the kernel log", "accelerator.health.neuron_hw_error", "accelerator.health.sources", "kernel_log"},
 	} {
 		if !hasEvent(events, want.event, want.key, want.value) {
 			unmet = append(unmet, "no event: "+want.what)
 		}
+	}
+	xid79 := 0
+	for _, ev := range events {
+		if ev["event.name"] == "accelerator.health.xid" && fmt.Sprint(ev["accelerator.xid"]) == "79" {
+			xid79++
+		}
+	}
+	if xid79 > 1 {
+		unmet = append(unmet, fmt.Sprintf("XID 79 happened once but is %d events", xid79))
 	}
 	for _, ev := range events {
 		if ev["event.name"] == "accelerator.finding" {
