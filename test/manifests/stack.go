@@ -106,9 +106,10 @@ func under(p, dir string) bool {
 	return p == dir || strings.HasPrefix(p, dir+"/")
 }
 
-// Exporters that hold nothing to lose: pull endpoints, printers, and the
-// insights console (which keeps a model, not data in transit).
-var queuelessExporters = map[string]bool{"prometheus": true, "debug": true, "accelerator_insights": true}
+// Exporters that hold nothing to lose: pull endpoints, printers, the
+// insights console (a model, not data in transit) and the remediator
+// (plans, kept in its storage).
+var queuelessExporters = map[string]bool{"prometheus": true, "debug": true, "accelerator_insights": true, "accelerator_remediation": true}
 
 // queueProblems: every exporter of a gateway's pipelines that sends data on
 // keeps what it has accepted on the volume mounted at dir (a sending queue
@@ -128,6 +129,11 @@ func queueProblems(s stack, dir string) []string {
 	}
 	for id, pipelines := range s.pipelineExporters() {
 		typ := componentType(id)
+		// State kept in a storage extension (the console's decisions, the
+		// remediator's plans) must be in one the service starts.
+		if st := s.str("exporters", id, "storage"); st != "" && !slices.Contains(started, st) {
+			problems = append(problems, fmt.Sprintf("exporter %s (%v) keeps its state in %s, which service.extensions does not start", id, pipelines, st))
+		}
 		if queuelessExporters[typ] {
 			continue
 		}
