@@ -37,6 +37,10 @@ type api struct {
 	mu     sync.Mutex
 	view   *fleet.View
 	viewAt time.Time
+	// answers are the encoded answers of this view, by URL: a view does
+	// not change, so a page's parallel requests and a room of browsers
+	// cost one computation each per view.
+	answers map[string][]byte
 }
 
 func (a *api) routes(mux *http.ServeMux) {
@@ -48,7 +52,7 @@ func (a *api) routes(mux *http.ServeMux) {
 		return v.Fleet(f), nil
 	}))
 	mux.HandleFunc("GET /api/v1/devices", a.withView([]string{"page", "page_size", "sort"}, a.devices))
-	mux.HandleFunc("GET /api/v1/device", a.withView([]string{"id", "window"}, a.device))
+	mux.HandleFunc("GET /api/v1/device", a.withViewMemo([]string{"id", "window", "node"}, a.device, false))
 	mux.HandleFunc("GET /api/v1/pod", a.withView([]string{"name"}, a.pod))
 	mux.HandleFunc("GET /api/v1/teams", a.withView(nil, func(v *fleet.View, f fleet.Filter, _ *http.Request) (any, error) {
 		return v.Teams(f), nil
@@ -116,6 +120,7 @@ func (a *api) currentView(ctx context.Context) (*fleet.View, error) {
 	}
 	logs := a.logs.Snapshot()
 	a.view, a.viewAt = fleet.NewView(snap, &logs, a.idle), now
+	a.answers = map[string][]byte{}
 	return a.view, nil
 }
 
@@ -127,7 +132,34 @@ func (a *api) invalidate() {
 
 type viewFunc func(v *fleet.View, f fleet.Filter, r *http.Request) (any, error)
 
+// maxAnswers bounds the answers kept per view (distinct URLs).
+const maxAnswers = 256
+
+func (a *api) answer(v *fleet.View, key string) ([]byte, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.view != v {
+		return nil, false
+	}
+	b, ok := a.answers[key]
+	return b, ok
+}
+
+func (a *api) keep(v *fleet.View, key string, body []byte) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.view == v && len(a.answers) < maxAnswers {
+		a.answers[key] = body
+	}
+}
+
+// withView answers from the current view; memo answers are kept for the
+// view's life (not the device page, whose charts are read live).
 func (a *api) withView(extra []string, fn viewFunc) http.HandlerFunc {
+	return a.withViewMemo(extra, fn, true)
+}
+
+func (a *api) withViewMemo(extra []string, fn viewFunc, memo bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		f, err := fleet.ParseFilter(r.URL.Query(), extra...)
 		if err != nil {
@@ -140,6 +172,14 @@ func (a *api) withView(extra []string, fn viewFunc) http.HandlerFunc {
 			writeError(w, http.StatusBadGateway, fmt.Errorf("%s backend: %w", a.backend.Name(), err))
 			return
 		}
+		key := r.URL.Path + "?" + r.URL.RawQuery
+		if memo {
+			if body, ok := a.answer(v, key); ok {
+				w.Header().Set("Content-Type", "application/json; charset=utf-8")
+				_, _ = w.Write(body)
+				return
+			}
+		}
 		out, err := fn(v, f, r)
 		var br badRequest
 		var nf notFound
@@ -151,7 +191,17 @@ func (a *api) withView(extra []string, fn viewFunc) http.HandlerFunc {
 		case err != nil:
 			writeError(w, http.StatusBadGateway, err)
 		default:
-			writeJSON(w, http.StatusOK, out)
+			body, err := json.Marshal(out)
+			if err != nil {
+				writeError(w, http.StatusInternalServerError, err)
+				return
+			}
+			body = append(body, '\n')
+			if memo {
+				a.keep(v, key, body)
+			}
+			w.Header().Set("Content-Type", "application/json; charset=utf-8")
+			_, _ = w.Write(body)
 		}
 	}
 }

@@ -70,11 +70,7 @@ func (v *View) Fleet(f Filter) FleetSummary {
 		out.Allocation.Idle += a.Idle
 		out.Allocation.Unallocated += a.Unallocated
 		out.Allocation.Reserved += a.Reserved
-		p, w := g.money()
-		price += p
-		for k, x := range w {
-			waste[k] += x
-		}
+		price += g.addMoney(waste)
 	}
 	out.Allocation = Allocation{round4(out.Allocation.InUse), round4(out.Allocation.Idle), round4(out.Allocation.Unallocated), round4(out.Allocation.Reserved)}
 	out.Devices.ByFamily = []FamilyDevices{}

@@ -243,6 +243,11 @@ func (g *Group) allocation(idle float64) Allocation {
 // own share of the device's price, so the sum pays for the device once.
 func (g *Group) money() (price float64, waste map[string]float64) {
 	waste = map[string]float64{}
+	return g.addMoney(waste), waste
+}
+
+// addMoney adds the group's waste rates into waste and returns its price.
+func (g *Group) addMoney(waste map[string]float64) (price float64) {
 	g.each(func(r *Resource) {
 		if r.PricePerHour != nil {
 			price += *r.PricePerHour
@@ -251,7 +256,7 @@ func (g *Group) money() (price float64, waste map[string]float64) {
 			waste[k] += v
 		}
 	})
-	return price, waste
+	return price
 }
 
 // real reports whether r is a resource that was received (not the

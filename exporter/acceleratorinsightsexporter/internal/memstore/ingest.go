@@ -207,6 +207,7 @@ func (st *Store) deviceMetric(r *resource, m pmetric.Metric) {
 		r.charts[slot] = c
 	}
 	c.add(uint32(ts.AsTime().Unix()), v, st.stepSec)
+	r.last[slot] = v
 }
 
 // cumulative turns a delta sample into a running total.

@@ -34,14 +34,6 @@ func (r *chartRing) add(sec uint32, v float64, step uint32) {
 	}
 }
 
-func (r *chartRing) last() (float64, uint32, bool) {
-	if r == nil || r.n == 0 {
-		return 0, 0, false
-	}
-	i := (r.head - 1 + len(r.t)) % len(r.t)
-	return widen(r.v[i]), r.t[i], true
-}
-
 // each visits points oldest first.
 func (r *chartRing) each(fn func(sec uint32, v float32)) {
 	start := (r.head - r.n + len(r.t)) % len(r.t)

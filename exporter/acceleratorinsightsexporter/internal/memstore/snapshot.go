@@ -27,11 +27,12 @@ func (st *Store) Snapshot() *fleet.Snapshot {
 	return snap
 }
 
-func latest(c *chartRing) *float64 {
-	v, _, ok := c.last()
-	if !ok {
+// latest is a chart's newest value, nil when it has none.
+func (r *resource) latest(slot int) *float64 {
+	if r.charts[slot] == nil || r.charts[slot].n == 0 {
 		return nil
 	}
+	v := r.last[slot]
 	return &v
 }
 
@@ -44,12 +45,12 @@ func widen(v float32) float64 {
 
 func (r *resource) snapshot(fromMS int64) fleet.Resource {
 	out := fleet.Resource{Identity: r.id, Health: r.health}
-	out.Utilization = latest(r.charts[chartUtilization])
+	out.Utilization = r.latest(chartUtilization)
 	if out.Utilization == nil {
-		out.Utilization = latest(r.charts[chartGREngine])
+		out.Utilization = r.latest(chartGREngine)
 	}
-	out.MemoryUsed = latest(r.charts[chartMemoryUsed])
-	out.MemoryUtilization = latest(r.charts[chartMemoryUtilization])
+	out.MemoryUsed = r.latest(chartMemoryUsed)
+	out.MemoryUtilization = r.latest(chartMemoryUtilization)
 	if r.hasLimit {
 		out.MemoryLimit = &r.memLimit
 	}

@@ -47,6 +47,9 @@ type resource struct {
 	id       fleet.Identity
 	lastSeen int64 // unix ms
 	charts   [numCharts]*chartRing
+	// last is each chart's newest value at full precision (the rings keep
+	// float32), read by every snapshot.
+	last     [numCharts]float64
 	health   string
 	memLimit float64
 	hasLimit bool
