@@ -5,23 +5,32 @@ import {filterParams, getJSON} from '../api.js';
 import {deviceHref, h, link, podHref, section, table} from '../dom.js';
 import {latency, num, pct, rate} from '../format.js';
 
-const pcts = (x) => h('span', {class: 'pcts'}, x ? `${latency(x.p50)} · ${latency(x.p90)} · ${latency(x.p99)}` : '—');
+const pcts = (x) => (x ? h('div', {class: 'pcts'}, ['p50', 'p90', 'p99'].map((k) => h('div', null, h('span', {class: 'muted'}, `${k} `), latency(x[k])))) : '—');
+
+// shortDevice is a device's id short enough for a table cell: GPU-1a2b…
+// (with its partition), nd3/nc5 for a NeuronCore.
+export function shortDevice(id) {
+  const m = /^neuron_device_(\d+)(?:\/neuroncore_(\d+))?$/.exec(id);
+  if (m) return m[2] === undefined ? `nd${m[1]}` : `nd${m[1]}/nc${m[2]}`;
+  const g = /^(GPU-[0-9a-f]{6})[0-9a-f-]*(.*)$/i.exec(id);
+  return g ? `${g[1]}…${g[2]}` : id;
+}
 
 export function endpointsTable(list) {
   return table([
-    {label: 'endpoint', cell: (e) => h('div', null, h('b', null, e.model || '—'), h('div', {class: 'muted'}, `${e.server || ''} ${e.endpoint || ''}`))},
+    {label: 'model and endpoint', cell: (e) => h('div', {class: 'endpoint'}, h('b', null, e.model || '—'), h('div', {class: 'muted'}, `${e.server || ''} ${e.endpoint || ''}`))},
     {label: 'pod', cell: (e) => (e.pod ? link(podHref(e.namespace, e.pod), `${e.namespace}/${e.pod}`) : '—')},
     {label: 'team', cell: (e) => e.team || '—'},
     {label: 'req/s', class: 'num', cell: (e) => rate(e.request_rate, '')},
-    {label: 'TTFT p50·p90·p99', cell: (e) => pcts(e.ttft)},
-    {label: 'ITL p50·p90·p99', cell: (e) => pcts(e.itl)},
-    {label: 'end-to-end p50·p90·p99', cell: (e) => pcts(e.e2e)},
+    {label: 'TTFT', class: 'num', cell: (e) => pcts(e.ttft)},
+    {label: 'ITL', class: 'num', cell: (e) => pcts(e.itl)},
+    {label: 'end to end', class: 'num', cell: (e) => pcts(e.e2e)},
     {label: 'running / waiting', class: 'num', cell: (e) => `${num(e.requests_running, 0)} / ${num(e.requests_waiting, 0)}`},
     {label: 'KV cache', class: 'num', cell: (e) => pct(e.kv_cache_utilization)},
     {label: 'prefix hits', class: 'num', cell: (e) => pct(e.prefix_cache_hit_ratio)},
     {label: 'preemptions/s', class: 'num', cell: (e) => rate(e.preemptions_per_second, '')},
     {label: 'tokens/s in · out', class: 'num', cell: (e) => (e.tokens_per_second ? `${rate(e.tokens_per_second.input, '')} · ${rate(e.tokens_per_second.output, '')}` : '—')},
-    {label: 'devices', cell: (e) => h('span', null, (e.devices || []).map((d, i) => [i ? ', ' : '', link(deviceHref(d.id, d.node), `${d.id.slice(-12)} ${pct(d.utilization)}`)]))},
+    {label: 'devices (utilization)', cell: (e) => h('div', {class: 'device-list'}, (e.devices || []).map((d) => h('div', null, link(deviceHref(d.id, d.node), shortDevice(d.id)), ` ${pct(d.utilization)}`)))},
   ], list, {empty: 'no inference endpoints', class: 'data inference', rowData: (e) => ({endpoint: e.endpoint || '', model: e.model || ''})});
 }
 
