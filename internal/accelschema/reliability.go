@@ -104,3 +104,42 @@ func init() {
 		EnumValue{EventColdStart, "an accelerator pod became Ready for the first time: every phase of its cold start"},
 		EnumValue{EventUnschedulable, "a pod requesting accelerators could not be scheduled, or Karpenter could not launch capacity for it"})
 }
+
+// Scaling events: a replica change of an accelerator workload.
+const (
+	EventScaling               = "accelerator.k8s.scaling"
+	AttrScalingFrom            = "accelerator.scaling.from"
+	AttrScalingTo              = "accelerator.scaling.to"
+	AttrScalingDirection       = "accelerator.scaling.direction"
+	AttrScalingOutcome         = "accelerator.scaling.outcome"
+	AttrScalingDecisionToReady = "accelerator.scaling.decision_to_ready"
+
+	ScalingUp         = "up"
+	ScalingDown       = "down"
+	ScalingReady      = "ready"
+	ScalingSuperseded = "superseded"
+)
+
+var (
+	EnumScalingDirection = Enum{AttrScalingDirection, []EnumValue{
+		{ScalingUp, "more replicas wanted"},
+		{ScalingDown, "fewer replicas wanted"},
+	}}
+	EnumScalingOutcome = Enum{AttrScalingOutcome, []EnumValue{
+		{ScalingReady, "the wanted replicas became ready (scale-up) or were gone (scale-down)"},
+		{ScalingSuperseded, "another replica change came before this one settled"},
+	}}
+)
+
+func init() {
+	Attributes = append(Attributes,
+		AttributeDef{AttrScalingFrom, "int", ScopeLog, nil, false, "On a scaling event: the replicas wanted before."},
+		AttributeDef{AttrScalingTo, "int", ScopeLog, nil, false, "On a scaling event: the replicas wanted now."},
+		AttributeDef{AttrScalingDirection, "string", ScopeLog, &EnumScalingDirection, false, "On a scaling event: up or down."},
+		AttributeDef{AttrScalingOutcome, "string", ScopeLog, &EnumScalingOutcome, false, "On a scaling event: how it ended."},
+		AttributeDef{AttrScalingDecisionToReady, "double", ScopeLog, nil, false,
+			"On a scaling event: seconds from the replica change (as the receiver saw `spec.replicas` change) to the new replicas being ready, or the old ones gone."},
+	)
+	EnumEventName.Values = append(EnumEventName.Values,
+		EnumValue{EventScaling, "the replicas of an accelerator workload (Deployment, StatefulSet) changed and settled"})
+}

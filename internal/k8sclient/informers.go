@@ -3,10 +3,12 @@ package k8sclient
 import (
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	appsinformers "k8s.io/client-go/informers/apps/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	resourceinformers "k8s.io/client-go/informers/resource/v1"
 	"k8s.io/client-go/kubernetes"
@@ -32,6 +34,10 @@ const (
 	// the API cannot select events by node. The accelerator_k8s receiver
 	// reads the scheduler's FailedScheduling and the kubelet's Pulled.
 	Events Kind = "events"
+	// Deployments and StatefulSets of the whole cluster: the workloads
+	// behind endpoints, whose replica changes are scaling events.
+	Deployments  Kind = "deployments"
+	StatefulSets Kind = "statefulsets"
 )
 
 // apiGroup is the kind's API group as a ClusterRole names it.
@@ -39,6 +45,8 @@ func (k Kind) apiGroup() string {
 	switch k {
 	case ResourceClaims, ResourceSlices:
 		return resourcev1.GroupName
+	case Deployments, StatefulSets:
+		return appsv1.GroupName
 	}
 	return ""
 }
@@ -64,6 +72,12 @@ func DefaultInformers() map[Kind]InformerProvider {
 		ResourceSlices: func(c kubernetes.Interface, node string, resync time.Duration) cache.SharedIndexInformer {
 			return resourceinformers.NewFilteredResourceSliceInformer(c, resync, cache.Indexers{}, onNode("spec.nodeName", node))
 		},
+		Deployments: func(c kubernetes.Interface, _ string, resync time.Duration) cache.SharedIndexInformer {
+			return appsinformers.NewDeploymentInformer(c, metav1.NamespaceAll, resync, cache.Indexers{})
+		},
+		StatefulSets: func(c kubernetes.Interface, _ string, resync time.Duration) cache.SharedIndexInformer {
+			return appsinformers.NewStatefulSetInformer(c, metav1.NamespaceAll, resync, cache.Indexers{})
+		},
 		Events: func(c kubernetes.Interface, _ string, resync time.Duration) cache.SharedIndexInformer {
 			return coreinformers.NewFilteredEventInformer(c, metav1.NamespaceAll, resync, cache.Indexers{}, func(o *metav1.ListOptions) {
 				o.FieldSelector = fields.OneTermEqualSelector("involvedObject.kind", "Pod").String()
@@ -88,6 +102,12 @@ func slim(obj any) (any, error) {
 	if m, ok := obj.(metav1.ObjectMetaAccessor); ok {
 		m.GetObjectMeta().SetManagedFields(nil)
 	}
+	switch w := obj.(type) {
+	case *appsv1.Deployment:
+		slimPodSpec(&w.Spec.Template.Spec)
+	case *appsv1.StatefulSet:
+		slimPodSpec(&w.Spec.Template.Spec)
+	}
 	if p, ok := obj.(*corev1.Pod); ok {
 		for i := range p.Spec.Containers {
 			slimContainer(&p.Spec.Containers[i])
@@ -101,6 +121,16 @@ func slim(obj any) (any, error) {
 		}
 	}
 	return obj, nil
+}
+
+// slimPodSpec slims a workload's pod template as a pod's containers are.
+func slimPodSpec(s *corev1.PodSpec) {
+	for i := range s.Containers {
+		slimContainer(&s.Containers[i])
+	}
+	for i := range s.InitContainers {
+		slimContainer(&s.InitContainers[i])
+	}
 }
 
 func slimContainer(c *corev1.Container) {

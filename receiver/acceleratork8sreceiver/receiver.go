@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/collector/receiver"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/otelcol-accel/otelcol-accel/internal/componenthealth"
@@ -78,6 +79,18 @@ func (r *k8sReceiver) Start(_ context.Context, _ component.Host) error {
 			AddFunc:    func(o any) { r.onEvent(o) },
 			UpdateFunc: func(_, o any) { r.onEvent(o) },
 		})
+	}
+	for _, kind := range []k8sclient.Kind{k8sclient.Deployments, k8sclient.StatefulSets} {
+		if err != nil {
+			break
+		}
+		if _, err = inf.Informer(kind); err == nil {
+			err = inf.AddEventHandler(kind, cache.ResourceEventHandlerFuncs{
+				AddFunc:    func(o any) { r.onWorkload(o) },
+				UpdateFunc: func(_, o any) { r.onWorkload(o) },
+				DeleteFunc: r.onWorkloadGone,
+			})
+		}
 	}
 	if err != nil {
 		inf.Release()
@@ -206,6 +219,34 @@ func (r *k8sReceiver) onEvent(o any) {
 	case "FailedScheduling":
 		if pod != nil {
 			r.state.observeFailedScheduling(pod, requested, e, r.match)
+		}
+	}
+}
+
+func (r *k8sReceiver) onWorkload(o any) {
+	obj, ok := o.(runtime.Object)
+	if !ok {
+		return
+	}
+	w, ok := lifecycle.WorkloadOf(obj)
+	if !ok || len(r.match.RequestedByTemplate(w)) == 0 {
+		return
+	}
+	now := r.now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.state.observeWorkload(w, now)
+}
+
+func (r *k8sReceiver) onWorkloadGone(o any) {
+	if d, ok := o.(cache.DeletedFinalStateUnknown); ok {
+		o = d.Obj
+	}
+	if obj, ok := o.(runtime.Object); ok {
+		if w, ok := lifecycle.WorkloadOf(obj); ok {
+			r.mu.Lock()
+			r.state.forgetWorkload(w.Kind, w.Namespace, w.Name)
+			r.mu.Unlock()
 		}
 	}
 }

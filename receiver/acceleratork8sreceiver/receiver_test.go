@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http/httptest"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -38,8 +39,10 @@ type harness struct {
 	r       *k8sReceiver
 	metrics *consumertest.MetricsSink
 	logs    *consumertest.LogsSink
-	now     time.Time
+	clock   atomic.Int64 // unix nanoseconds
 }
+
+func (h *harness) setNow(t time.Time) { h.clock.Store(t.UnixNano()) }
 
 // newHarness serves an empty cluster from the simulator's Kubernetes API
 // (real HTTP list and watch, the field selectors the API server supports)
@@ -59,8 +62,10 @@ func newHarness(t *testing.T) *harness {
 	cfg.CollectionInterval = time.Hour // the test flushes
 	cfg.ClusterName = "demo"
 	require.NoError(t, cfg.Validate())
-	h := &harness{t: t, store: store, metrics: new(consumertest.MetricsSink), logs: new(consumertest.LogsSink), now: t0.Add(time.Hour)}
-	h.r = newReceiver(cfg, receivertest.NewNopSettings(metadata.Type), k8sclient.NewRegistry(k8sclient.Providers{}), func() time.Time { return h.now })
+	h := &harness{t: t, store: store, metrics: new(consumertest.MetricsSink), logs: new(consumertest.LogsSink)}
+	h.setNow(t0.Add(time.Hour))
+	h.r = newReceiver(cfg, receivertest.NewNopSettings(metadata.Type), k8sclient.NewRegistry(k8sclient.Providers{}),
+		func() time.Time { return time.Unix(0, h.clock.Load()).UTC() })
 	h.r.metrics, h.r.logs = h.metrics, h.logs
 	require.NoError(t, h.r.Start(context.Background(), componenttest.NewNopHost()))
 	t.Cleanup(func() { require.NoError(t, h.r.Shutdown(context.Background())) })

@@ -35,12 +35,16 @@ type state struct {
 	// nothing is emitted once as 0.
 	gaugeKeys map[gaugeKey]bool
 	logs      plog.Logs
+	// desired replicas by workload, and scalings in progress (scaling.go).
+	desired  map[workloadKey]int32
+	scalings map[workloadKey]scaling
 }
 
 func newState(cfg *Config, start time.Time) *state {
 	return &state{cfg: cfg, start: start, waiting: map[types.UID]bool{}, measured: map[types.UID]bool{},
 		pulls: map[types.UID]map[types.UID]lifecycle.Pull{}, lacking: map[types.UID][]string{}, failedSeen: map[types.UID]int32{},
-		hists: newHistograms(cfg.Buckets), gaugeKeys: map[gaugeKey]bool{}, logs: plog.NewLogs()}
+		hists: newHistograms(cfg.Buckets), gaugeKeys: map[gaugeKey]bool{}, logs: plog.NewLogs(),
+		desired: map[workloadKey]int32{}, scalings: map[workloadKey]scaling{}}
 }
 
 func (s *state) observePod(p *corev1.Pod, requested []string) {
@@ -142,15 +146,19 @@ func workloadOf(p *corev1.Pod, cfg *Config) workload {
 			}
 		}
 	}
-	for _, k := range cfg.ModelLabels {
-		if v := p.Labels[k]; v != "" {
-			w.model = v
-			break
+	w.model = modelOf(p.Labels, p.Annotations, cfg.ModelLabels)
+	return w
+}
+
+// modelOf reads the first model label, or annotation, found.
+func modelOf(labels, annotations map[string]string, keys []string) string {
+	for _, k := range keys {
+		if v := labels[k]; v != "" {
+			return v
 		}
-		if v := p.Annotations[k]; v != "" {
-			w.model = v
-			break
+		if v := annotations[k]; v != "" {
+			return v
 		}
 	}
-	return w
+	return ""
 }
