@@ -1,0 +1,287 @@
+package acceleratorremediationexporter
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/exporter/exportertest"
+	"go.opentelemetry.io/collector/extension"
+	"go.opentelemetry.io/collector/extension/extensiontest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorremediationexporter/internal/engine"
+	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorremediationexporter/internal/metadata"
+	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorremediationexporter/internal/plan"
+	"github.com/otelcol-accel/otelcol-accel/internal/accelschema"
+	"github.com/otelcol-accel/otelcol-accel/internal/kubetest"
+	"github.com/otelcol-accel/otelcol-accel/internal/xid"
+)
+
+const (
+	testNamespace = "otelcol-accel"
+	remediator    = "system:serviceaccount:otelcol-accel:otelcol-accel-remediator"
+)
+
+// server is one real kube-apiserver (and etcd) for the package; nil when
+// the binaries are missing outside CI (tests that need it skip then).
+var server *kubetest.Server
+
+// runWithKubeAPIServer is the package's TestMain (set in metadata.yaml):
+// it starts the API server, runs the tests, stops it.
+func runWithKubeAPIServer(m *testing.M) int {
+	return func() int {
+		if _, _, err := kubetest.Binaries(); err != nil {
+			if kubetest.Required() {
+				fmt.Fprintln(os.Stderr, "FAIL:", err)
+				return 1
+			}
+			fmt.Fprintln(os.Stderr, "the remediation tests that need a kube-apiserver will skip:", err)
+			return m.Run()
+		}
+		dir, err := os.MkdirTemp("", "kubetest-")
+		if err != nil {
+			panic(err)
+		}
+		ctx := context.Background()
+		server, err = kubetest.Start(ctx, dir, kubetest.ServiceAccount(testNamespace, "otelcol-accel-remediator"))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "FAIL: kube-apiserver:", err)
+			return 1
+		}
+		defer server.Stop()
+		admin := server.Client("")
+		if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: testNamespace}}, metav1.CreateOptions{}); err != nil {
+			panic(err)
+		}
+		_, file, _, _ := runtime.Caller(0)
+		objs, err := kubetest.Decode(filepath.Join(filepath.Dir(file), "..", "..", "distributions", "otelcol-accel", "kubernetes", "overlays", "remediation", "remediator-rbac.yaml"))
+		if err == nil {
+			err = kubetest.Apply(ctx, admin, testNamespace, objs...)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "FAIL: shipped RBAC:", err)
+			return 1
+		}
+		code := m.Run()
+		if code == 0 {
+			_ = os.RemoveAll(dir)
+		}
+		return code
+	}()
+}
+
+func needServer(t *testing.T) {
+	t.Helper()
+	if server == nil {
+		t.Skip("needs the kube-apiserver (make tools)")
+	}
+}
+
+// clock is the tests' time: plans, approvals, backoff and guard rails all
+// read it, so no test waits.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
+type harness struct {
+	t     *testing.T
+	e     *remediationExporter
+	clock *clock
+	logs  *observer.ObservedLogs
+	tel   *componenttest.Telemetry
+}
+
+func testConfig() *Config {
+	cfg := createDefaultConfig().(*Config)
+	cfg.LeaderElection.Enabled = false
+	cfg.GuardRails.MaxNodes = 10
+	cfg.GuardRails.MaxPercentPerInstanceType = 100
+	cfg.GuardRails.ActionsPerHour = 1000
+	cfg.Retry.InitialInterval = time.Second
+	cfg.Retry.MaxInterval = 4 * time.Second
+	cfg.Retry.MaxAttempts = 3
+	return cfg
+}
+
+// start runs the exporter against the test API server as the remediator,
+// with the test's clock and hand-driven ticks.
+func start(t *testing.T, cfg *Config, clk *clock, host component.Host) *harness {
+	t.Helper()
+	core, logs := observer.New(zap.DebugLevel)
+	tel := componenttest.NewTelemetry()
+	set := exportertest.NewNopSettings(metadata.Type)
+	set.Logger = zap.New(core)
+	set.TelemetrySettings = tel.NewTelemetrySettings()
+	e, err := newExporter(cfg, set)
+	require.NoError(t, err)
+	e.now, e.manual = clk.now, true
+	if server != nil {
+		e.clientset = server.Client(remediator)
+	}
+	if host == nil {
+		host = componenttest.NewNopHost()
+	}
+	require.NoError(t, e.Start(context.Background(), host))
+	h := &harness{t: t, e: e, clock: clk, logs: logs, tel: tel}
+	t.Cleanup(func() { _ = e.Shutdown(context.Background()) })
+	return h
+}
+
+func (h *harness) tick() { h.t.Helper(); h.e.tick(context.Background()) }
+
+func (h *harness) plans() []*plan.Plan { return h.e.store.All() }
+
+func (h *harness) only() *plan.Plan {
+	h.t.Helper()
+	ps := h.plans()
+	require.Len(h.t, ps, 1)
+	return ps[0]
+}
+
+// event is a health event as the pipeline delivers it: the device's
+// resource with its holder (the attributes processor's work) and the
+// record internal/xid classified.
+type event struct {
+	node, device, pod, namespace, instanceType string
+	xid                                        int
+	draDevice                                  string
+}
+
+func (ev event) logs(at time.Time) plog.Logs {
+	ld := plog.NewLogs()
+	rl := ld.ResourceLogs().AppendEmpty()
+	r := rl.Resource().Attributes()
+	r.PutStr(accelschema.AttrK8sNodeName, ev.node)
+	r.PutStr(accelschema.AttrHostName, ev.node)
+	r.PutStr(accelschema.AttrHWID, ev.device)
+	r.PutInt(accelschema.AttrDeviceIndex, 3)
+	r.PutStr(accelschema.AttrHWModel, "NVIDIA H100 80GB HBM3")
+	r.PutStr(accelschema.AttrHWDriverVersion, "570.124.06")
+	if ev.instanceType != "" {
+		r.PutStr(accelschema.AttrHostType, ev.instanceType)
+	}
+	if ev.pod != "" {
+		r.PutStr(accelschema.AttrK8sPodName, ev.pod)
+		r.PutStr(accelschema.AttrK8sNamespaceName, ev.namespace)
+		r.PutStr(accelschema.AttrAllocationState, accelschema.AllocationAllocated)
+	}
+	if ev.draDevice != "" {
+		r.PutStr(accelschema.AttrDRADriver, "gpu.nvidia.com")
+		r.PutStr(accelschema.AttrDRAPool, ev.node)
+		r.PutStr(accelschema.AttrDRADevice, ev.draDevice)
+	}
+	lr := rl.ScopeLogs().AppendEmpty().LogRecords().AppendEmpty()
+	lr.SetTimestamp(pcommon.NewTimestampFromTime(at))
+	c := xid.Lookup(ev.xid)
+	a := lr.Attributes()
+	a.PutStr(accelschema.AttrEventName, accelschema.EventXID)
+	a.PutInt(accelschema.AttrXID, int64(ev.xid))
+	a.PutStr(accelschema.AttrHealthFailureMode, c.FailureMode)
+	a.PutStr(accelschema.AttrHealthAction, c.Action)
+	a.PutStr(accelschema.AttrHealthDescription, c.Description)
+	a.PutStr(accelschema.AttrHWState, c.State)
+	lr.Body().SetStr(fmt.Sprintf("XID %d: %s", ev.xid, c.Mnemonic))
+	return ld
+}
+
+func (h *harness) send(ev event) {
+	h.t.Helper()
+	require.NoError(h.t, logsExporter{h.e}.ConsumeLogs(context.Background(), ev.logs(h.clock.now())))
+}
+
+func admin() *kubetestClient { return &kubetestClient{} }
+
+// kubetestClient groups the admin's reads and writes the tests make.
+type kubetestClient struct{}
+
+func (kubetestClient) node(t *testing.T, name string) *corev1.Node {
+	t.Helper()
+	n, err := server.Client("").CoreV1().Nodes().Get(context.Background(), name, metav1.GetOptions{})
+	require.NoError(t, err)
+	return n
+}
+
+func (kubetestClient) mkNode(t *testing.T, name, instanceType string) {
+	t.Helper()
+	_, err := server.Client("").CoreV1().Nodes().Create(context.Background(), &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"node.kubernetes.io/instance-type": instanceType}},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+}
+
+func (kubetestClient) mkNamespace(t *testing.T, name string) {
+	t.Helper()
+	_, err := server.Client("").CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+}
+
+func (kubetestClient) mkPod(t *testing.T, ns, name, node string, labels map[string]string) {
+	t.Helper()
+	_, err := server.Client("").CoreV1().Pods(ns).Create(context.Background(), &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels, OwnerReferences: []metav1.OwnerReference{{
+			APIVersion: "apps/v1", Kind: "ReplicaSet", Name: name + "-rs", UID: "00000000-0000-0000-0000-000000000002", Controller: new(true),
+		}}},
+		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}}},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+}
+
+func (kubetestClient) evicted(t *testing.T, ns, name string) bool {
+	t.Helper()
+	p, err := server.Client("").CoreV1().Pods(ns).Get(context.Background(), name, metav1.GetOptions{})
+	if err != nil {
+		return true
+	}
+	return p.DeletionTimestamp != nil
+}
+
+// approve is `kubectl annotate node <node> <prefix>/approve=<plan id>`.
+func (kubetestClient) approve(t *testing.T, node, id string) {
+	t.Helper()
+	patch := []byte(`{"metadata":{"annotations":{"` + DefaultPrefix + `/approve":"` + id + `"}}}`)
+	_, err := server.Client("").CoreV1().Nodes().Patch(context.Background(), node, "application/merge-patch+json", patch, metav1.PatchOptions{FieldManager: "kubectl-annotate"})
+	require.NoError(t, err)
+}
+
+func approveMode(cfg *Config) *Config { cfg.Mode = engine.Approve; return cfg }
+
+type extensionHost struct {
+	component.Host
+	ext map[component.ID]component.Component
+}
+
+func (h extensionHost) GetExtensions() map[component.ID]component.Component { return h.ext }
+
+// fileStorage runs contrib's file_storage extension over dir.
+func fileStorage(t *testing.T, dir string) (extension.Extension, component.ID) {
+	t.Helper()
+	f := filestorage.NewFactory()
+	cfg := f.CreateDefaultConfig().(*filestorage.Config)
+	cfg.Directory = dir
+	id := component.NewID(f.Type())
+	set := extensiontest.NewNopSettings(f.Type())
+	set.ID = id
+	ext, err := f.Create(context.Background(), set, cfg)
+	require.NoError(t, err)
+	require.NoError(t, ext.Start(context.Background(), componenttest.NewNopHost()))
+	return ext, id
+}
