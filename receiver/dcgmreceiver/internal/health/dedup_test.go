@@ -95,16 +95,37 @@ func TestNoWindowPublishesAtOnce(t *testing.T) {
 	assert.Empty(t, tr.Due(t0.Add(time.Hour)))
 }
 
-// A flood is bounded: past maxPending held events, the oldest go out at once.
+// A flood is paced: every XID is counted, the first floodBurst are
+// announced, then floodRate a second, and the next one announced says how
+// many were not.
+func TestFloodIsCountedButPaced(t *testing.T) {
+	tr := New(10*time.Minute, time.Hour)
+	tr.SetDedupWindow(time.Second)
+	id := gpu("GPU-a")
+	var announced int
+	for i := range 500 {
+		announced += len(tr.ObserveEvent(kernelXID(id, 13, t0.Add(time.Duration(i)*time.Millisecond))))
+	}
+	announced += len(tr.Due(t0.Add(time.Hour)))
+	assert.Equal(t, floodBurst, announced, "20 at once; half a second of flood earns no more")
+	assert.Equal(t, []XIDCount{{Code: 13, Count: 500}}, tr.XIDCounts("GPU-a"), "every XID is counted")
+
+	tr.ObserveEvent(kernelXID(id, 13, t0.Add(10*time.Second)))
+	due := tr.Due(t0.Add(time.Hour))
+	require.Len(t, due, 1)
+	assert.Contains(t, due[0].Message, "480 more of this XID from kernel_log since the last event were counted in hw.errors but not announced")
+}
+
+// Held events are bounded: past maxPending (many GPUs and codes at once),
+// the oldest go out at once.
 func TestPendingIsBounded(t *testing.T) {
 	tr := New(10*time.Minute, time.Hour)
 	tr.SetDedupWindow(time.Minute)
-	id := gpu("GPU-a")
 	var early int
 	for i := range maxPending + 10 {
-		early += len(tr.ObserveEvent(kernelXID(id, 13, t0.Add(time.Duration(i)*time.Microsecond))))
+		id := gpu(fmt.Sprintf("GPU-%d", i))
+		early += len(tr.ObserveEvent(kernelXID(id, 13, t0)))
 	}
 	assert.Equal(t, 10, early)
 	assert.Len(t, tr.Due(t0.Add(time.Hour)), maxPending)
-	assert.Equal(t, []XIDCount{{Code: 13, Count: maxPending + 10}}, tr.XIDCounts("GPU-a"), "every XID is counted")
 }

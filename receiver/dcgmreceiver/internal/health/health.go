@@ -113,6 +113,56 @@ type device struct {
 	// XIDs are counted from the window, not from the last XID.
 	xidWindow map[int]int64
 	windowed  bool
+
+	// floods paces the events of one XID from one source (a driver can
+	// print thousands of XID 13 a second): every one is counted, at most
+	// floodBurst are announced at once and floodRate a second after that.
+	floods map[floodKey]*flood
+}
+
+type floodKey struct {
+	code   int
+	source string
+}
+
+type flood struct {
+	tokens     float64
+	last       time.Time
+	suppressed int64
+}
+
+const (
+	floodBurst = 20
+	floodRate  = 1.0 // events a second
+)
+
+// allow takes one event's token at now; false means the event is counted
+// but not announced.
+func (d *device) allow(code int, source string, now time.Time) (ok bool, suppressedBefore int64) {
+	if d.floods == nil {
+		d.floods = map[floodKey]*flood{}
+	}
+	k := floodKey{code, source}
+	f, seen := d.floods[k]
+	if !seen {
+		if len(d.floods) >= 256 {
+			clear(d.floods) // bounded: a device with that many codes is past pacing
+		}
+		f = &flood{tokens: floodBurst, last: now}
+		d.floods[k] = f
+	}
+	if elapsed := now.Sub(f.last).Seconds(); elapsed > 0 {
+		f.tokens = min(floodBurst, f.tokens+elapsed*floodRate)
+		f.last = now
+	}
+	if f.tokens < 1 {
+		f.suppressed++
+		return false, 0
+	}
+	f.tokens--
+	n := f.suppressed
+	f.suppressed = 0
+	return true, n
 }
 
 type heldXID struct {
@@ -328,6 +378,14 @@ func (t *Tracker) sighted(d *device, code int, now time.Time, times int64, sg Si
 	d.counts[code] += times
 	if rec.Class.State != accelschema.HWStateOK {
 		d.held = append(d.held, heldXID{class: rec.Class, until: now.Add(t.xidHold)})
+	}
+	ok, suppressed := d.allow(code, sg.Source, now)
+	if !ok {
+		return nil // counted in hw.errors; the next announced one says how many
+	}
+	if suppressed > 0 {
+		rec.Message += fmt.Sprintf(" %d more of this XID from %s since the last event were counted in hw.errors but not announced (a flood: at most %d at once, then %g a second).",
+			suppressed, sg.Source, floodBurst, floodRate)
 	}
 	join(&rec, sg)
 	if t.window <= 0 {
