@@ -143,3 +143,16 @@ func init() {
 	EnumEventName.Values = append(EnumEventName.Values,
 		EnumValue{EventScaling, "the replicas of an accelerator workload (Deployment, StatefulSet) changed and settled"})
 }
+
+// Zones.
+const (
+	MetricWorkloadReplicas = "accelerator.k8s.workload.replicas"
+	FindingZoneImbalance   = "zone_imbalance"
+)
+
+func init() {
+	Metrics = append(Metrics, MetricDef{MetricWorkloadReplicas, CountedPerWorkload, Gauge, UnitPods, "int", nil, []string{EmitterK8s}, false,
+		"Ready replicas of an accelerator workload in one availability zone (`cloud.availability_zone` on the resource, 0 for a zone that offers its accelerators but holds none)."})
+	EnumFindingKind.Values = append(EnumFindingKind.Values,
+		EnumValue{FindingZoneImbalance, "an endpoint's replicas are unbalanced across availability zones (accelerator_k8s)"})
+}

@@ -38,11 +38,13 @@ func putWorkload(m pcommon.Map, w workload) {
 
 // metrics builds the cumulative cold-start histograms and the
 // unschedulable gauge at now.
-func (s *state) metrics(now time.Time, unschedulable []*corev1.Pod) pmetric.Metrics {
+func (s *state) metrics(now time.Time, unschedulable []*corev1.Pod, zones zoneView) pmetric.Metrics {
 	md := pmetric.NewMetrics()
 	ts, start := pcommon.NewTimestampFromTime(now), pcommon.NewTimestampFromTime(s.start)
 	s.coldStartMetrics(md, ts, start)
 	s.unschedulableMetric(md, ts, unschedulable)
+	s.zoneMetrics(md, ts, zones)
+	s.zoneFindings(now, zones)
 	return md
 }
 
@@ -55,9 +57,7 @@ func (s *state) coldStartMetrics(md pmetric.Metrics, ts, start pcommon.Timestamp
 	for w := range byWorkload {
 		ws = append(ws, w)
 	}
-	slices.SortFunc(ws, func(a, b workload) int {
-		return strings.Compare(a.namespace+"/"+a.kind+"/"+a.name+"/"+a.model, b.namespace+"/"+b.kind+"/"+b.name+"/"+b.model)
-	})
+	slices.SortFunc(ws, compareWorkloads)
 	for _, w := range ws {
 		rm := md.ResourceMetrics().AppendEmpty()
 		putWorkload(rm.Resource().Attributes(), w)

@@ -42,6 +42,7 @@ type k8sReceiver struct {
 	informers *k8sclient.Informers
 	pods      cache.SharedIndexInformer
 	events    cache.SharedIndexInformer
+	nodes     cache.SharedIndexInformer
 
 	mu    sync.Mutex
 	state *state
@@ -66,6 +67,9 @@ func (r *k8sReceiver) Start(_ context.Context, _ component.Host) error {
 	r.informers = inf
 	if r.pods, err = inf.Informer(k8sclient.Pods); err == nil {
 		r.events, err = inf.Informer(k8sclient.Events)
+	}
+	if err == nil {
+		r.nodes, err = inf.Informer(k8sclient.Nodes)
 	}
 	if err == nil {
 		err = inf.AddEventHandler(k8sclient.Pods, cache.ResourceEventHandlerFuncs{
@@ -138,7 +142,7 @@ func (r *k8sReceiver) loop(ctx context.Context) {
 func (r *k8sReceiver) flush(ctx context.Context) error {
 	now := r.now()
 	r.mu.Lock()
-	md := r.state.metrics(now, r.unschedulablePods())
+	md := r.state.metrics(now, r.unschedulablePods(), r.readZones())
 	ld := r.state.takeLogs()
 	r.mu.Unlock()
 	var errs []error

@@ -38,13 +38,15 @@ type state struct {
 	// desired replicas by workload, and scalings in progress (scaling.go).
 	desired  map[workloadKey]int32
 	scalings map[workloadKey]scaling
+	// imbalanced workloads, with the evidence last raised (zones.go).
+	imbalanced map[workload]string
 }
 
 func newState(cfg *Config, start time.Time) *state {
 	return &state{cfg: cfg, start: start, waiting: map[types.UID]bool{}, measured: map[types.UID]bool{},
 		pulls: map[types.UID]map[types.UID]lifecycle.Pull{}, lacking: map[types.UID][]string{}, failedSeen: map[types.UID]int32{},
 		hists: newHistograms(cfg.Buckets), gaugeKeys: map[gaugeKey]bool{}, logs: plog.NewLogs(),
-		desired: map[workloadKey]int32{}, scalings: map[workloadKey]scaling{}}
+		desired: map[workloadKey]int32{}, scalings: map[workloadKey]scaling{}, imbalanced: map[workload]string{}}
 }
 
 func (s *state) observePod(p *corev1.Pod, requested []string) {
