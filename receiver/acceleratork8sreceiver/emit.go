@@ -100,7 +100,7 @@ func (s *state) unschedulableMetric(md pmetric.Metrics, ts pcommon.Timestamp, po
 		place := lifecycle.PlacementOf(p)
 		lacking := s.lacking[p.UID]
 		if len(lacking) == 0 {
-			lacking = lifecycle.NewMatcher(s.cfg.Resources).Requested(p)
+			lacking = s.match.Requested(p)
 		}
 		for _, res := range lacking {
 			counts[gaugeKey{res, place.InstanceType, place.Zone, accelschema.CapacitySourceScheduler}]++

@@ -34,7 +34,7 @@ func at(s float64) metav1.Time {
 }
 
 type harness struct {
-	t       *testing.T
+	t       testing.TB
 	store   *kubeapi.Store
 	r       *k8sReceiver
 	metrics *consumertest.MetricsSink
@@ -47,7 +47,7 @@ func (h *harness) setNow(t time.Time) { h.clock.Store(t.UnixNano()) }
 // newHarness serves an empty cluster from the simulator's Kubernetes API
 // (real HTTP list and watch, the field selectors the API server supports)
 // and starts the receiver on it through a registry of its own.
-func newHarness(t *testing.T) *harness {
+func newHarness(t testing.TB) *harness {
 	store, err := kubeapi.NewStore(nil)
 	require.NoError(t, err)
 	srv := kubeapi.NewServer(store)

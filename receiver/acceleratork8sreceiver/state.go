@@ -14,6 +14,7 @@ import (
 // state is what the handlers learn, guarded by the receiver's mutex.
 type state struct {
 	cfg   *Config
+	match lifecycle.Matcher
 	start time.Time
 	// pods in progress: seen not Ready, so their becoming Ready is a cold
 	// start observed here (a pod already Ready when first seen started
@@ -43,7 +44,7 @@ type state struct {
 }
 
 func newState(cfg *Config, start time.Time) *state {
-	return &state{cfg: cfg, start: start, waiting: map[types.UID]bool{}, measured: map[types.UID]bool{},
+	return &state{cfg: cfg, match: lifecycle.NewMatcher(cfg.Resources), start: start, waiting: map[types.UID]bool{}, measured: map[types.UID]bool{},
 		pulls: map[types.UID]map[types.UID]lifecycle.Pull{}, lacking: map[types.UID][]string{}, failedSeen: map[types.UID]int32{},
 		hists: newHistograms(cfg.Buckets), gaugeKeys: map[gaugeKey]bool{}, logs: plog.NewLogs(),
 		desired: map[workloadKey]int32{}, scalings: map[workloadKey]scaling{}, imbalanced: map[workload]string{}}
