@@ -156,3 +156,38 @@ func init() {
 	EnumFindingKind.Values = append(EnumFindingKind.Values,
 		EnumValue{FindingZoneImbalance, "an endpoint's replicas are unbalanced across availability zones (accelerator_k8s)"})
 }
+
+// Latency-regression diagnosis (internal/latencydiagnosis).
+const (
+	FindingLatencyRegression = "latency_regression"
+	AttrFindingCause         = "accelerator.finding.cause"
+
+	CauseKVCachePressure  = "kv_cache_pressure"
+	CauseQueueing         = "queueing"
+	CauseDeviceSaturation = "device_saturation"
+	CauseThrottling       = "throttling"
+	CauseUnhealthyDevice  = "unhealthy_device"
+	CauseNoisyNeighbour   = "noisy_neighbour"
+	CauseColdReplica      = "cold_replica"
+	CauseZoneImbalance    = "zone_imbalance"
+	CauseUndetermined     = "undetermined"
+)
+
+var EnumFindingCause = Enum{AttrFindingCause, []EnumValue{
+	{CauseKVCachePressure, "the KV cache is (nearly) full, with preemptions"},
+	{CauseQueueing, "requests wait while the server runs at its concurrency limit"},
+	{CauseDeviceSaturation, "the device's SMs or tensor cores are saturated"},
+	{CauseThrottling, "the device's clocks are held down for power or heat"},
+	{CauseUnhealthyDevice, "the device reported XIDs or uncorrected ECC errors"},
+	{CauseNoisyNeighbour, "another consumer of the same time-sliced or MPS device is busy"},
+	{CauseColdReplica, "replicas that just became ready serve while cold"},
+	{CauseZoneImbalance, "the endpoint's replicas are unbalanced across zones"},
+	{CauseUndetermined, "no rule's evidence is present"},
+}}
+
+func init() {
+	Attributes = append(Attributes, AttributeDef{AttrFindingCause, "string", ScopeLog, &EnumFindingCause, false,
+		"On a latency_regression finding: the most likely cause, whose signals are in the evidence."})
+	EnumFindingKind.Values = append(EnumFindingKind.Values,
+		EnumValue{FindingLatencyRegression, "an endpoint's TTFT or ITL p95 regressed against its own baseline; the cause names why"})
+}
