@@ -20,12 +20,18 @@ import (
 var driftPairs = []struct {
 	kustomize string
 	set       map[string]any
+	// Why the Services' annotations may differ, if they may.
+	serviceAnnotations string
 }{
-	{"overlays/prometheus", map[string]any{"destination": "prometheus"}},
+	{"overlays/prometheus", map[string]any{"destination": "prometheus"}, ""},
 	{"overlays/eks-cloudwatch-emf", map[string]any{"region": "us-east-1", "destination": "cloudwatch-emf",
-		"serviceAccount.annotations": map[string]any{"eks.amazonaws.com/role-arn": "arn:aws:iam::111122223333:role/otelcol-accel"}}},
+		"serviceAccount.annotations": map[string]any{"eks.amazonaws.com/role-arn": "arn:aws:iam::111122223333:role/otelcol-accel"}}, ""},
 	{"overlays/eks-cloudwatch-otlp", map[string]any{"region": "us-east-1", "destination": "cloudwatch-otlp",
-		"serviceAccount.annotations": map[string]any{"eks.amazonaws.com/role-arn": "arn:aws:iam::111122223333:role/otelcol-accel"}}},
+		"serviceAccount.annotations": map[string]any{"eks.amazonaws.com/role-arn": "arn:aws:iam::111122223333:role/otelcol-accel"}}, ""},
+	// The remediation overlay is the base (the Prometheus gateway) with the
+	// remediator; the chart's mode default is recommend, the layer's approve.
+	{"overlays/remediation", map[string]any{"destination": "prometheus", "remediation.enabled": true, "remediation.mode": "approve"},
+		"the overlay is on the base, whose gateway Service has no scrape annotations; the chart's prometheus destination always adds them (overlays/prometheus is compared with them)"},
 }
 
 func TestHelmAndKustomizeDoNotDrift(t *testing.T) {
@@ -51,7 +57,16 @@ func TestHelmAndKustomizeDoNotDrift(t *testing.T) {
 			if got, want := clusterRules(h), clusterRules(k); got != want {
 				t.Errorf("RBAC: helm grants %s, kustomize %s", got, want)
 			}
-			compareServices(t, k, h)
+			if got, want := roleRules(h), roleRules(k); got != want {
+				t.Errorf("namespaced RBAC: helm grants %s, kustomize %s", got, want)
+			}
+			if got, want := js(h.bindings), js(k.bindings); got != want {
+				t.Errorf("role bindings: helm %s, kustomize %s", got, want)
+			}
+			if got, want := accounts(h), accounts(k); got != want {
+				t.Errorf("service accounts: helm %s, kustomize %s", got, want)
+			}
+			compareServices(t, k, h, p.serviceAnnotations != "")
 			if kc, hc := k.configMaps["otelcol-accel-neuron-monitor"], h.configMaps["otelcol-accel-neuron-monitor"]; kc == nil || hc == nil ||
 				!reflect.DeepEqual(kc.Data, hc.Data) {
 				t.Errorf("the neuron-monitor config differs:\n kustomize %s\n helm      %s", js(kc), js(hc))
@@ -178,11 +193,33 @@ func clusterRules(r rendered) string {
 	return strings.Join(rules, ";")
 }
 
-func compareServices(t *testing.T, k, h rendered) {
+// roleRules: each namespaced Role's rules, by namespace and name.
+func roleRules(r rendered) string {
+	out := map[string]string{}
+	for _, role := range r.roles {
+		out[role.Namespace+"/"+role.Name] = js(role.Rules)
+	}
+	return js(out)
+}
+
+// accounts: each ServiceAccount with its annotations (the IAM role).
+func accounts(r rendered) string {
+	out := map[string]string{}
+	for _, a := range r.accounts {
+		out[a.Namespace+"/"+a.Name] = js(a.Annotations)
+	}
+	return js(out)
+}
+
+func compareServices(t *testing.T, k, h rendered, ignoreAnnotations bool) {
 	t.Helper()
 	index := func(r rendered) map[string]string {
 		out := map[string]string{}
 		for _, s := range r.services {
+			if ignoreAnnotations {
+				out[s.Name] = fmt.Sprintf("ports %s", js(s.Spec.Ports))
+				continue
+			}
 			out[s.Name] = fmt.Sprintf("ports %s annotations %s", js(s.Spec.Ports), js(s.Annotations))
 		}
 		return out

@@ -67,7 +67,11 @@ func TestHelmNotesPortForwardRenderedServices(t *testing.T) {
 	if !strings.Contains(notes, "http://127.0.0.1:9686/") {
 		t.Errorf("the notes do not give the console's URL:\n%s", notes)
 	}
-	if off := renderHelmNotes(t, map[string]any{"region": "us-east-1"}); strings.Contains(off, "insights") {
-		t.Errorf("the notes mention the console with insights off:\n%s", off)
+	if off := renderHelmNotes(t, map[string]any{"region": "us-east-1"}); strings.Contains(off, "insights") || strings.Contains(off, "emediation") {
+		t.Errorf("the notes mention the console or remediation with both off:\n%s", off)
+	}
+	on := renderHelmNotes(t, map[string]any{"region": "us-east-1", "remediation.enabled": true})
+	if !strings.Contains(on, "Remediation is on in recommend mode, the gateway running as otelcol-accel-remediator") {
+		t.Errorf("the notes do not say remediation is on, in which mode and as whom:\n%s", on)
 	}
 }

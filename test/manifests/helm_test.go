@@ -134,15 +134,22 @@ func checkServiceAccountCredentials(t *testing.T, c helmCase, r rendered, vals m
 			t.Errorf("%s: destination %s without AWS_REGION on the gateway", c.name, dest)
 		}
 	}
-	if len(r.accounts) != 1 {
-		t.Fatalf("%s: want one ServiceAccount, got %d", c.name, len(r.accounts))
+	// The agents' account, and the remediator's when the gateway runs as it.
+	want := 1
+	if on, _ := lookupValue(vals, "remediation", "enabled"); on == true {
+		want = 2
 	}
-	role := r.accounts[0].Annotations["eks.amazonaws.com/role-arn"]
-	switch {
-	case strings.Contains(c.name, "irsa") && !strings.HasPrefix(role, "arn:aws:iam::"):
-		t.Errorf("%s: an IRSA example must annotate the service account with a role ARN", c.name)
-	case strings.Contains(c.name, "pod-identity") && role != "":
-		t.Errorf("%s: with EKS Pod Identity the service account carries no role annotation", c.name)
+	if len(r.accounts) != want {
+		t.Fatalf("%s: want %d ServiceAccounts, got %d", c.name, want, len(r.accounts))
+	}
+	for _, a := range r.accounts {
+		role := a.Annotations["eks.amazonaws.com/role-arn"]
+		switch {
+		case strings.Contains(c.name, "irsa") && !strings.HasPrefix(role, "arn:aws:iam::"):
+			t.Errorf("%s: an IRSA example must annotate service account %s with a role ARN", c.name, a.Name)
+		case strings.Contains(c.name, "pod-identity") && role != "":
+			t.Errorf("%s: with EKS Pod Identity service account %s carries no role annotation", c.name, a.Name)
+		}
 	}
 }
 
@@ -209,8 +216,9 @@ func TestHelmChartRefusesWhatCannotWork(t *testing.T) {
 		{map[string]any{"region": "us-east-1", "destination": "amp"}, "needs amp.remoteWriteURL"},
 		{map[string]any{"destination": "otlp"}, "needs otlp.endpoint"},
 		{map[string]any{"destination": "datadog"}, `destination "datadog": use one of`},
-		{map[string]any{"region": "us-east-1", "remediation.enabled": true}, "remediation component is not in this distribution"},
+		{map[string]any{"region": "us-east-1", "remediation.enabled": true, "remediation.mode": "auto"}, `remediation.mode "auto": use recommend`},
 		{map[string]any{"region": "us-east-1", "insights.enabled": true, "gateway.autoscaling.enabled": true}, "insights.enabled with gateway.autoscaling.enabled"},
+		{map[string]any{"region": "us-east-1", "remediation.enabled": true, "gateway.autoscaling.enabled": true}, "remediation.enabled with gateway.autoscaling.enabled"},
 	} {
 		_, err := renderHelmManifests(nil, c.set)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -382,5 +390,59 @@ func TestHelmMonitoringObjects(t *testing.T) {
 				t.Errorf("the PodMonitor does not select %s (%s=%s)", name, k, v)
 			}
 		}
+	}
+}
+
+// remediation.enabled: the gateway runs remediation.yaml as the remediator's
+// own account (the drift test compares its roles with overlays/remediation);
+// off, nothing of it is rendered and the gateway keeps the agents' account.
+func TestHelmRemediation(t *testing.T) {
+	role := map[string]any{"eks.amazonaws.com/role-arn": "arn:aws:iam::111122223333:role/otelcol-accel"}
+	r, c, s := gatewayStack(t, map[string]any{"region": "us-east-1", "remediation.enabled": true, "serviceAccount.annotations": role})
+	spec := gatewaySpec(t, r)
+	if spec.ServiceAccountName != "otelcol-accel-remediator" {
+		t.Errorf("the gateway runs as %q, want the remediator's account", spec.ServiceAccountName)
+	}
+	for _, d := range r.daemonSets {
+		if d.Spec.Template.Spec.ServiceAccountName != "otelcol-accel" {
+			t.Errorf("agent %s runs as %q, want the read-only account", d.Name, d.Spec.Template.Spec.ServiceAccountName)
+		}
+	}
+	if got, want := configArgs(c), []string{"/etc/otelcol-accel/cloudwatch-emf.yaml", "/etc/otelcol-accel/remediation.yaml"}; !slices.Equal(got, want) {
+		t.Errorf("the gateway runs %v, want %v", got, want)
+	}
+	// The chart's default mode tells and disturbs nothing.
+	if got := s.str("exporters", "accelerator_remediation", "mode"); got != "recommend" {
+		t.Errorf("mode %q, want the chart's default recommend", got)
+	}
+	if got := s.pipelineExporters()["accelerator_remediation"]; len(got) != 1 || componentType(got[0]) != "logs" {
+		t.Errorf("accelerator_remediation is in pipelines %v, want one logs pipeline", got)
+	}
+	// One replica acts: the Lease is in the namespace the Role grants it.
+	if v, _ := lookupExact(s.cfg, "exporters", "accelerator_remediation", "leader_election", "enabled"); v != true {
+		t.Error("leader election is off: autoscaled gateways would all act")
+	}
+	ns := ""
+	for _, e := range c.Env {
+		if e.Name == "OTELCOL_ACCEL_NAMESPACE" && e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.namespace" {
+			ns = helmRelease.Namespace
+		}
+	}
+	if ns == "" || len(r.roles) != 1 || r.roles[0].Namespace != ns {
+		t.Errorf("the Lease namespace (OTELCOL_ACCEL_NAMESPACE from the pod's namespace) and the Lease Role differ: %s", js(r.roles))
+	}
+	// It sends to CloudWatch as the remediator: the IAM role is on its account.
+	for _, a := range r.accounts {
+		if a.Annotations["eks.amazonaws.com/role-arn"] != role["eks.amazonaws.com/role-arn"] {
+			t.Errorf("ServiceAccount %s lacks the gateway's IRSA role", a.Name)
+		}
+	}
+
+	r, c, _ = gatewayStack(t, map[string]any{"region": "us-east-1"})
+	if len(r.roles) != 0 || len(r.clusterRoles) != 1 || len(r.accounts) != 1 || gatewaySpec(t, r).ServiceAccountName != "otelcol-accel" {
+		t.Errorf("remediation off still renders its parts: %d Roles, %d ClusterRoles, %d ServiceAccounts", len(r.roles), len(r.clusterRoles), len(r.accounts))
+	}
+	if slices.Contains(configArgs(c), "/etc/otelcol-accel/remediation.yaml") {
+		t.Error("remediation off still runs remediation.yaml")
 	}
 }

@@ -12,7 +12,7 @@ import (
 var chartConfigs = []string{
 	"agent.yaml", "agent-to-gateway.yaml",
 	"gateway.yaml", "otlp.yaml", "cloudwatch-emf.yaml", "cloudwatch-otlp.yaml", "amp.yaml",
-	"insights.yaml",
+	"insights.yaml", "remediation.yaml",
 }
 
 // chartFiles returns what each file under the chart's files/ must hold.

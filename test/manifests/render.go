@@ -17,6 +17,7 @@ var kustomizations = []string{
 	"overlays/prometheus",
 	"overlays/eks-cloudwatch-emf",
 	"overlays/eks-cloudwatch-otlp",
+	"overlays/remediation",
 }
 
 // strictDecoder rejects unknown and duplicated fields, so a typo in a

@@ -8,7 +8,7 @@ metadata:
   annotations:
     checksum/config: {{ include (print $.Template.BasePath "/configmaps.yaml") . | sha256sum }}
 spec:
-  serviceAccountName: {{ .Values.serviceAccount.name }}
+  serviceAccountName: {{ include "otelcol-accel.gatewayAccount" . }}
   securityContext:
     fsGroup: 10001
   {{- with .Values.imagePullSecrets }}
@@ -54,6 +54,22 @@ spec:
           value: {{ .Values.otlp.endpoint | quote }}
         - name: OTELCOL_ACCEL_OTLP_BACKEND_INSECURE
           value: {{ .Values.otlp.insecure | quote }}
+        {{- end }}
+        {{- if .Values.remediation.enabled }}
+        # The Lease of the remediator's leader election lives here.
+        - name: OTELCOL_ACCEL_NAMESPACE
+          valueFrom:
+            fieldRef: {fieldPath: metadata.namespace}
+        - name: OTELCOL_ACCEL_REMEDIATION_MODE
+          value: {{ .Values.remediation.mode | quote }}
+        {{- if .Values.remediation.dryRun }}
+        - name: OTELCOL_ACCEL_REMEDIATION_DRY_RUN
+          value: "true"
+        {{- end }}
+        {{- with .Values.remediation.escalationEndpoint }}
+        - name: OTELCOL_ACCEL_ESCALATION_ENDPOINT
+          value: {{ . | quote }}
+        {{- end }}
         {{- end }}
         {{- if .Values.insights.enabled }}
         # All interfaces, so the insights Service reaches it (insights.yaml's

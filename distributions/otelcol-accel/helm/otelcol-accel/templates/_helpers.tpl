@@ -34,6 +34,9 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- else -}}
 {{- fail (printf "destination %q: use one of cloudwatch-emf, cloudwatch-otlp, amp, prometheus, otlp" $d) -}}
 {{- end -}}
+{{- if .Values.remediation.enabled -}}
+{{- $files = append $files "remediation.yaml" -}}
+{{- end -}}
 {{- if .Values.insights.enabled -}}
 {{- $files = append $files "insights.yaml" -}}
 {{- end -}}
@@ -52,13 +55,30 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- if and (eq $d "otlp") (not .Values.otlp.endpoint) -}}
 {{- fail "destination otlp needs otlp.endpoint: host:port of the backend's OTLP/gRPC receiver" -}}
 {{- end -}}
-{{- if .Values.remediation.enabled -}}
-{{- fail "remediation.enabled: the remediation component is not in this distribution yet (issue 18); leave it false" -}}
+{{- if and .Values.remediation.enabled (not (has .Values.remediation.mode (list "recommend" "approve" "automatic"))) -}}
+{{- fail (printf "remediation.mode %q: use recommend (log plans only), approve (wait for an operator's node annotation) or automatic" .Values.remediation.mode) -}}
+{{- end -}}
+{{- if and .Values.remediation.enabled .Values.gateway.autoscaling.enabled -}}
+{{- fail "remediation.enabled with gateway.autoscaling.enabled: plans are kept per replica and only the Lease holder acts, so a health event that reaches a standby replica waits until it leads (docs/remediation.md, Plans are state machines); the remediator runs on the single-replica gateway, as in overlays/remediation" -}}
 {{- end -}}
 {{- if and .Values.insights.enabled .Values.gateway.autoscaling.enabled -}}
 {{- fail "insights.enabled with gateway.autoscaling.enabled: each gateway replica's console sees only the agents that send to it, and the Service would spread one browser's requests over them (docs/insights.md, Several gateways); turn autoscaling off to run the console" -}}
 {{- end -}}
 {{- if and .Values.gateway.autoscaling.enabled (lt (int .Values.gateway.autoscaling.minReplicas) 1) -}}
 {{- fail "gateway.autoscaling.minReplicas must be at least 1" -}}
+{{- end -}}
+{{- end -}}
+
+
+{{/* The gateway's account: the remediator's when remediation is on. */}}
+{{- define "otelcol-accel.remediatorAccount" -}}
+{{ include "otelcol-accel.fullname" . }}-remediator
+{{- end -}}
+
+{{- define "otelcol-accel.gatewayAccount" -}}
+{{- if .Values.remediation.enabled -}}
+{{ include "otelcol-accel.remediatorAccount" . }}
+{{- else -}}
+{{ .Values.serviceAccount.name }}
 {{- end -}}
 {{- end -}}
