@@ -19,8 +19,14 @@ import (
 )
 
 // viewTTL: a view is rebuilt at most this often, so a page's parallel
-// requests (and a fleet of browsers) cost one snapshot.
-const viewTTL = time.Second
+// requests (and a fleet of browsers) cost one snapshot. A request that finds
+// the view older is answered from it while one rebuild runs in the
+// background (a 10,000-device rebuild takes longer than a page may wait),
+// unless it is older than maxStale or a write made it wrong.
+const (
+	viewTTL  = time.Second
+	maxStale = 30 * time.Second
+)
 
 // api serves /api/v1/.
 type api struct {
@@ -34,9 +40,12 @@ type api struct {
 	now        func() time.Time
 	warn       *componenthealth.Logger
 
-	mu     sync.Mutex
-	view   *fleet.View
-	viewAt time.Time
+	mu         sync.Mutex
+	view       *fleet.View
+	viewAt     time.Time
+	generation uint64 // bumped by every synchronous rebuild and invalidation
+	refreshing bool
+	refreshes  sync.WaitGroup
 	// answers are the encoded answers of this view, by URL: a view does
 	// not change, so a page's parallel requests and a room of browsers
 	// cost one computation each per view.
@@ -106,29 +115,77 @@ func writeError(w http.ResponseWriter, status int, err error) {
 	writeJSON(w, status, map[string]string{"error": err.Error()})
 }
 
-// currentView returns a view at most viewTTL old.
+// currentView returns the view: fresh (younger than viewTTL), else the
+// previous one while a background rebuild runs, else (none yet, older than
+// maxStale, or invalidated by a write) one built now.
 func (a *api) currentView(ctx context.Context) (*fleet.View, error) {
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	now := a.now()
-	if a.view != nil && now.Sub(a.viewAt) < viewTTL && !now.Before(a.viewAt) {
-		return a.view, nil
+	age := now.Sub(a.viewAt)
+	if a.view != nil && !now.Before(a.viewAt) {
+		if age < viewTTL {
+			v := a.view
+			a.mu.Unlock()
+			return v, nil
+		}
+		if age < maxStale {
+			if !a.refreshing {
+				a.refreshing = true
+				a.refreshes.Add(1)
+				go a.refresh(a.generation)
+			}
+			v := a.view
+			a.mu.Unlock()
+			return v, nil
+		}
 	}
+	a.generation++
+	gen := a.generation
+	a.mu.Unlock()
+	return a.build(ctx, gen)
+}
+
+// build makes a view and keeps it unless a newer build or a write came
+// first.
+func (a *api) build(ctx context.Context, gen uint64) (*fleet.View, error) {
+	at := a.now()
 	snap, err := a.backend.Snapshot(ctx)
 	if err != nil {
 		return nil, err
 	}
 	logs := a.logs.Snapshot()
-	a.view, a.viewAt = fleet.NewView(snap, &logs, a.idle), now
-	a.answers = map[string][]byte{}
-	return a.view, nil
+	v := fleet.NewView(snap, &logs, a.idle)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if gen == a.generation {
+		a.view, a.viewAt, a.answers = v, at, map[string][]byte{}
+	}
+	return v, nil
 }
 
+// refresh rebuilds the view in the background.
+func (a *api) refresh(gen uint64) {
+	defer a.refreshes.Done()
+	ctx, cancel := context.WithTimeout(context.Background(), maxStale)
+	defer cancel()
+	if _, err := a.build(ctx, gen); err != nil {
+		a.warn.Warn("backend", "the console's backend did not answer; pages show the previous view", zap.String("backend", a.backend.Name()), zap.Error(err))
+	}
+	a.mu.Lock()
+	a.refreshing = false
+	a.mu.Unlock()
+}
+
+// invalidate drops the view after a write, so the next request sees it.
 func (a *api) invalidate() {
 	a.mu.Lock()
 	a.view = nil
+	a.generation++
 	a.mu.Unlock()
 }
+
+// wait returns once no background rebuild runs (Shutdown).
+func (a *api) wait() { a.refreshes.Wait() }
 
 type viewFunc func(v *fleet.View, f fleet.Filter, r *http.Request) (any, error)
 
@@ -138,7 +195,7 @@ const maxAnswers = 256
 func (a *api) answer(v *fleet.View, key string) ([]byte, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.view != v {
+	if a.view != v || a.answers == nil {
 		return nil, false
 	}
 	b, ok := a.answers[key]
@@ -148,7 +205,7 @@ func (a *api) answer(v *fleet.View, key string) ([]byte, bool) {
 func (a *api) keep(v *fleet.View, key string, body []byte) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.view == v && len(a.answers) < maxAnswers {
+	if a.view == v && a.answers != nil && len(a.answers) < maxAnswers {
 		a.answers[key] = body
 	}
 }

@@ -137,6 +137,7 @@ func (e *insightsExporter) Shutdown(ctx context.Context) error {
 		errs = append(errs, e.server.Shutdown(ctx))
 		e.done.Wait()
 	}
+	e.api.wait()
 	e.logs.Close()
 	if e.storage != nil {
 		errs = append(errs, e.storage.Close(ctx))
