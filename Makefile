@@ -141,6 +141,7 @@ e2e: deps-debian
 	$(GO) test -tags e2e -count=1 -timeout 25m $(GOTEST_FLAGS) ./test/e2e/...
 	@echo ">> go test -tags e2e (test/browser: the insights console in headless Chromium)"
 	cd test/browser && $(GO) test -tags e2e -count=1 -timeout 20m $(GOTEST_FLAGS) ./...
+	@echo ">> screenshots of every console page: $(CURDIR)/_build/screenshots/insights/{memory,prometheus,scale} (INSIGHTS_SCREENSHOTS moves them)"
 
 # Every parser's fuzz target for a fixed short time.
 fuzz-short:
