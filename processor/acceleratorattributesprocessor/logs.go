@@ -13,14 +13,20 @@ import (
 // about a shared device is not copied per holder (an XID is one event, and
 // copying it would count it once per pod): it describes the device, as the
 // device's own metrics resource does — the node and the device's
-// allocation state (devicePart), no holder.
+// allocation state (devicePart), no holder. A record that names a process
+// gets that process's pod on the record itself (processPods).
 func (p *attributesProcessor) processLogs(_ context.Context, ld plog.Logs) (plog.Logs, error) {
 	ix := p.idx.Load()
 	rls := ld.ResourceLogs()
 	for i := 0; i < rls.Len(); i++ {
-		attrs := rls.At(i).Resource().Attributes()
+		rl := rls.At(i)
+		attrs := rl.Resource().Attributes()
 		id, isDevice := identityOf(attrs)
 		if !isDevice {
+			if !namesPod(attrs) {
+				// The node's resource: an event for a bus id no source knows.
+				p.processPods(ix, nil, rl)
+			}
 			p.enrichPodResource(ix, attrs)
 			continue
 		}
@@ -30,6 +36,11 @@ func (p *attributesProcessor) processLogs(_ context.Context, ld plog.Logs) (plog
 				e, outcome = claim, index.Held
 			}
 		}
+		var holders *index.Entry
+		if outcome == index.Held {
+			holders = e
+		}
+		p.processPods(ix, holders, rl)
 		if outcome == index.Held && e.Shared() {
 			_, state := devicePart(e)
 			clearHolder(attrs)
