@@ -14,6 +14,10 @@
   value: /var/lib/otelcol-accel
 - name: OTELCOL_ACCEL_K8S_AUTH
   value: serviceAccount
+{{- if not .Values.agents.kernelLog.enabled }}
+- name: OTELCOL_ACCEL_KERNEL_LOG
+  value: none
+{{- end }}
 {{- end -}}
 
 {{- define "otelcol-accel.agentContainer" -}}
@@ -38,7 +42,34 @@ readinessProbe:
   periodSeconds: 10
 resources:
   {{- toYaml .Values.agents.resources | nindent 2 }}
+{{- if .Values.agents.kernelLog.enabled }}
+# privileged: only for the kernel log (health.kernel_log, source: kmsg).
+# Opening /dev/kmsg needs CAP_SYSLOG and the device allowed by the runtime's
+# device cgroup, which a hostPath mount alone does not give;
+# node-problem-detector and the EKS node monitoring agent run privileged for
+# the same reason. Kubernetes refuses allowPrivilegeEscalation: false beside
+# privileged: true. agents.kernelLog.enabled: false drops this and the mount.
+securityContext:
+  privileged: true
+  readOnlyRootFilesystem: true
+{{- else }}
 securityContext:
   readOnlyRootFilesystem: true
   allowPrivilegeEscalation: false
+{{- end }}
+{{- end -}}
+
+{{/* The kernel log's read-only mount and its volume (agents.kernelLog.enabled). */}}
+{{- define "otelcol-accel.kernelLogMount" -}}
+{{- if .Values.agents.kernelLog.enabled }}
+# health.kernel_log: the drivers' XID and hardware-error lines, read-only.
+- {name: kmsg, mountPath: /dev/kmsg, readOnly: true}
+{{- end }}
+{{- end -}}
+
+{{- define "otelcol-accel.kernelLogVolume" -}}
+{{- if .Values.agents.kernelLog.enabled }}
+- name: kmsg
+  hostPath: {path: /dev/kmsg, type: CharDevice}
+{{- end }}
 {{- end -}}
