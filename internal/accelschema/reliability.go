@@ -36,11 +36,12 @@ const (
 	PhaseImagePull      = "image_pull"
 	PhaseContainerStart = "container_start"
 	PhaseReadiness      = "readiness"
+	PhaseFirstRequest   = "first_request"
 	PhaseTotal          = "total"
 )
 
 // ColdStartPhases lists the phases in order.
-var ColdStartPhases = []string{PhaseScheduling, PhaseImagePull, PhaseContainerStart, PhaseReadiness, PhaseTotal}
+var ColdStartPhases = []string{PhaseScheduling, PhaseImagePull, PhaseContainerStart, PhaseReadiness, PhaseFirstRequest, PhaseTotal}
 
 // ColdStartPhaseAttr is the log-record attribute holding one phase's
 // duration in seconds (accelerator.cold_start.<phase>.duration).
@@ -66,6 +67,7 @@ var (
 		{PhaseImagePull, "the image pulls' own durations, as the kubelet's Pulled events report them (0 when every image was already present)"},
 		{PhaseContainerStart, "scheduled, and images pulled → the last container started"},
 		{PhaseReadiness, "the last container started → Ready"},
+		{PhaseFirstRequest, "Ready → the first finished request the inference receiver saw in the same collector (at the scrape that saw it: up to one collection interval late)"},
 		{PhaseTotal, "created → Ready"},
 	}}
 	EnumCapacitySource = Enum{AttrCapacitySource, []EnumValue{

@@ -39,7 +39,7 @@ func BenchmarkFlush(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	for !(len(h.r.pods.GetStore().List()) == 1200 && len(h.r.nodes.GetStore().List()) == 120) {
+	for len(h.r.pods.GetStore().List()) != 1200 || len(h.r.nodes.GetStore().List()) != 120 {
 		time.Sleep(10 * time.Millisecond)
 	}
 	h.r.mu.Lock()

@@ -28,6 +28,10 @@ type Config struct {
 	ModelLabels []string `mapstructure:"model_labels"`
 	// ClusterName is set as k8s.cluster.name on every resource.
 	ClusterName string `mapstructure:"cluster_name"`
+	// FirstRequestWait is how long a cold start waits, after Ready, for
+	// the pod's first finished request when an inference receiver runs in
+	// the same collector; then it is reported without that phase.
+	FirstRequestWait time.Duration `mapstructure:"first_request_wait"`
 }
 
 // Validate checks the shape of the configuration.
@@ -38,6 +42,9 @@ func (c *Config) Validate() error {
 	}
 	if c.CollectionInterval <= 0 {
 		errs = append(errs, fmt.Errorf("collection_interval must be positive, got %s", c.CollectionInterval))
+	}
+	if c.FirstRequestWait < 0 {
+		errs = append(errs, fmt.Errorf("first_request_wait must not be negative, got %s", c.FirstRequestWait))
 	}
 	if len(c.Resources) == 0 {
 		errs = append(errs, errors.New("resources is empty: name the accelerator resources to follow, e.g. nvidia.com/gpu, nvidia.com/mig-*, aws.amazon.com/neuron*"))

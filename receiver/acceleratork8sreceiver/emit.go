@@ -41,6 +41,9 @@ func putWorkload(m pcommon.Map, w workload) {
 func (s *state) metrics(now time.Time, unschedulable []*corev1.Pod, zones zoneView) pmetric.Metrics {
 	md := pmetric.NewMetrics()
 	ts, start := pcommon.NewTimestampFromTime(now), pcommon.NewTimestampFromTime(s.start)
+	if len(s.awaiting) > 0 {
+		s.settleFirstRequests(now)
+	}
 	s.coldStartMetrics(md, ts, start)
 	s.unschedulableMetric(md, ts, unschedulable)
 	s.zoneMetrics(md, ts, zones)

@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/receiver"
 
+	"github.com/otelcol-accel/otelcol-accel/internal/firstrequest"
 	"github.com/otelcol-accel/otelcol-accel/internal/k8sclient"
 	"github.com/otelcol-accel/otelcol-accel/internal/sharedcomponent"
 	"github.com/otelcol-accel/otelcol-accel/receiver/acceleratork8sreceiver/internal/metadata"
@@ -31,12 +32,13 @@ func createDefaultConfig() component.Config {
 		Resources:          []string{"nvidia.com/gpu", "nvidia.com/mig-*", "nvidia.com/gpu.shared", "aws.amazon.com/neuron*"},
 		Buckets:            []float64{1, 2, 5, 10, 20, 30, 60, 120, 180, 300, 600, 900, 1800},
 		ModelLabels:        []string{"otelcol-accel.io/model", "app.kubernetes.io/model"},
+		FirstRequestWait:   10 * time.Minute,
 	}
 }
 
 func shared(set receiver.Settings, cfg component.Config) (*sharedcomponent.Component[*k8sReceiver], error) {
 	return receivers.LoadOrStore(set.ID, func() (*k8sReceiver, error) {
-		return newReceiver(cfg.(*Config), set, k8sclient.Shared(), time.Now), nil
+		return newReceiver(cfg.(*Config), set, k8sclient.Shared(), firstrequest.Shared(), time.Now), nil
 	})
 }
 

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/otelcol-accel/otelcol-accel/internal/componenthealth"
+	"github.com/otelcol-accel/otelcol-accel/internal/firstrequest"
 	"github.com/otelcol-accel/otelcol-accel/internal/k8sclient"
 	"github.com/otelcol-accel/otelcol-accel/receiver/acceleratork8sreceiver/internal/lifecycle"
 )
@@ -51,9 +52,9 @@ type k8sReceiver struct {
 	wg     sync.WaitGroup
 }
 
-func newReceiver(cfg *Config, set receiver.Settings, registry *k8sclient.Registry, now func() time.Time) *k8sReceiver {
+func newReceiver(cfg *Config, set receiver.Settings, registry *k8sclient.Registry, first *firstrequest.Registry, now func() time.Time) *k8sReceiver {
 	return &k8sReceiver{cfg: cfg, set: set, registry: registry, now: now, match: lifecycle.NewMatcher(cfg.Resources),
-		rl: componenthealth.NewLogger(set.Logger, logInterval), state: newState(cfg, now())}
+		rl: componenthealth.NewLogger(set.Logger, logInterval), state: newState(cfg, first, now())}
 }
 
 // Start acquires the node's (or the cluster's) pod and event informers from

@@ -22,6 +22,7 @@ import (
 
 	"github.com/otelcol-accel/otelcol-accel/internal/accelschema"
 	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/kubeapi"
+	"github.com/otelcol-accel/otelcol-accel/internal/firstrequest"
 	"github.com/otelcol-accel/otelcol-accel/internal/k8sclient"
 	"github.com/otelcol-accel/otelcol-accel/receiver/acceleratork8sreceiver/internal/metadata"
 )
@@ -40,6 +41,7 @@ type harness struct {
 	metrics *consumertest.MetricsSink
 	logs    *consumertest.LogsSink
 	clock   atomic.Int64 // unix nanoseconds
+	first   *firstrequest.Registry
 }
 
 func (h *harness) setNow(t time.Time) { h.clock.Store(t.UnixNano()) }
@@ -64,7 +66,8 @@ func newHarness(t testing.TB) *harness {
 	require.NoError(t, cfg.Validate())
 	h := &harness{t: t, store: store, metrics: new(consumertest.MetricsSink), logs: new(consumertest.LogsSink)}
 	h.setNow(t0.Add(time.Hour))
-	h.r = newReceiver(cfg, receivertest.NewNopSettings(metadata.Type), k8sclient.NewRegistry(k8sclient.Providers{}),
+	h.first = firstrequest.New()
+	h.r = newReceiver(cfg, receivertest.NewNopSettings(metadata.Type), k8sclient.NewRegistry(k8sclient.Providers{}), h.first,
 		func() time.Time { return time.Unix(0, h.clock.Load()).UTC() })
 	h.r.metrics, h.r.logs = h.metrics, h.logs
 	require.NoError(t, h.r.Start(context.Background(), componenttest.NewNopHost()))

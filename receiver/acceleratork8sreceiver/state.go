@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/otelcol-accel/otelcol-accel/internal/firstrequest"
 	"github.com/otelcol-accel/otelcol-accel/receiver/acceleratork8sreceiver/internal/lifecycle"
 )
 
@@ -15,7 +16,11 @@ import (
 type state struct {
 	cfg   *Config
 	match lifecycle.Matcher
-	start time.Time
+	// first is where the inference receiver of this process records each
+	// pod's first finished request; cold starts wait for it in awaiting.
+	first    *firstrequest.Registry
+	awaiting map[types.UID]*coldStartRecord
+	start    time.Time
 	// pods in progress: seen not Ready, so their becoming Ready is a cold
 	// start observed here (a pod already Ready when first seen started
 	// before this collector did, and is not measured).
@@ -43,8 +48,8 @@ type state struct {
 	imbalanced map[workload]string
 }
 
-func newState(cfg *Config, start time.Time) *state {
-	return &state{cfg: cfg, match: lifecycle.NewMatcher(cfg.Resources), start: start, waiting: map[types.UID]bool{}, measured: map[types.UID]bool{},
+func newState(cfg *Config, first *firstrequest.Registry, start time.Time) *state {
+	return &state{cfg: cfg, match: lifecycle.NewMatcher(cfg.Resources), first: first, awaiting: map[types.UID]*coldStartRecord{}, start: start, waiting: map[types.UID]bool{}, measured: map[types.UID]bool{},
 		pulls: map[types.UID]map[types.UID]lifecycle.Pull{}, lacking: map[types.UID][]string{}, failedSeen: map[types.UID]int32{},
 		hists: newHistograms(cfg.Buckets), gaugeKeys: map[gaugeKey]bool{}, logs: plog.NewLogs(),
 		desired: map[workloadKey]int32{}, scalings: map[workloadKey]scaling{}, imbalanced: map[workload]string{}}
@@ -75,11 +80,44 @@ func (s *state) observePod(p *corev1.Pod, requested []string) {
 	delete(s.waiting, p.UID)
 	delete(s.pulls, p.UID)
 	s.measured[p.UID] = true
-	w := workloadOf(p, s.cfg)
-	for _, ph := range cs.Phases {
-		s.hists.observe(w, ph.Name, ph.Seconds)
+	rec := &coldStartRecord{w: workloadOf(p, s.cfg), pod: p, requested: requested, cs: cs}
+	if s.first != nil && s.first.HasProducer() && s.cfg.FirstRequestWait > 0 {
+		s.awaiting[p.UID] = rec
+		s.settleFirstRequests(cs.Ready) // already served, as a pod with traffic waiting may be
+		return
 	}
-	appendColdStart(s.logs, w, p, requested, cs)
+	s.report(rec)
+}
+
+// coldStartRecord is a measured cold start not yet reported.
+type coldStartRecord struct {
+	w         workload
+	pod       *corev1.Pod
+	requested []string
+	cs        lifecycle.ColdStart
+}
+
+// settleFirstRequests reports the cold starts whose first request is now
+// known, and those that waited first_request_wait without one.
+func (s *state) settleFirstRequests(now time.Time) {
+	for uid, rec := range s.awaiting {
+		first, ok := s.first.First(string(uid))
+		switch {
+		case ok:
+			rec.cs.AddFirstRequest(first)
+		case now.Sub(rec.cs.Ready) < s.cfg.FirstRequestWait:
+			continue
+		}
+		delete(s.awaiting, uid)
+		s.report(rec)
+	}
+}
+
+func (s *state) report(rec *coldStartRecord) {
+	for _, ph := range rec.cs.Phases {
+		s.hists.observe(rec.w, ph.Name, ph.Seconds)
+	}
+	appendColdStart(s.logs, rec.w, rec.pod, rec.requested, rec.cs)
 }
 
 func (s *state) observePull(pod types.UID, e *corev1.Event) {
@@ -111,6 +149,7 @@ func (s *state) observeFailedScheduling(p *corev1.Pod, requested []string, e *co
 }
 
 func (s *state) forget(uid types.UID) {
+	delete(s.awaiting, uid)
 	delete(s.waiting, uid)
 	delete(s.measured, uid)
 	delete(s.pulls, uid)

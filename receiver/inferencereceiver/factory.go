@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/scraper"
 	"go.opentelemetry.io/collector/scraper/scraperhelper"
 
+	"github.com/otelcol-accel/otelcol-accel/internal/firstrequest"
 	"github.com/otelcol-accel/otelcol-accel/internal/k8sclient"
 	"github.com/otelcol-accel/otelcol-accel/receiver/inferencereceiver/internal/metadata"
 )
@@ -30,10 +31,13 @@ type options struct {
 	// registry holds the informers shared with the other components of
 	// the agent; nil is k8sclient.Shared().
 	registry *k8sclient.Registry
+	// firstRequests receives each pod's first finished request, for the
+	// accelerator_k8s receiver's cold starts; nil records none.
+	firstRequests *firstrequest.Registry
 }
 
 func defaultOptions() options {
-	return options{now: time.Now, registry: k8sclient.Shared()}
+	return options{now: time.Now, registry: k8sclient.Shared(), firstRequests: firstrequest.Shared()}
 }
 
 func createMetrics(_ context.Context, set receiver.Settings, cfg component.Config, next consumer.Metrics) (receiver.Metrics, error) {

@@ -57,6 +57,9 @@ type inferenceScraper struct {
 
 	static  []*target
 	targets map[string]*target // by id: static and discovered
+	// leaveFirstRequests unregisters this receiver as a producer of first
+	// requests (firstrequest.go).
+	leaveFirstRequests func()
 }
 
 func newScraper(cfg *Config, set receiver.Settings, opts options) *inferenceScraper {
@@ -107,6 +110,9 @@ func (s *inferenceScraper) start(ctx context.Context, host component.Host) error
 	if s.cfg.Discovery.Enabled {
 		s.startDiscovery(s.opts.now())
 	}
+	if s.opts.firstRequests != nil {
+		s.leaveFirstRequests = s.opts.firstRequests.AddProducer()
+	}
 	return nil
 }
 
@@ -152,6 +158,9 @@ func (s *inferenceScraper) startDiscovery(now time.Time) {
 }
 
 func (s *inferenceScraper) shutdown(context.Context) error {
+	if s.leaveFirstRequests != nil {
+		s.leaveFirstRequests()
+	}
 	if s.watcher != nil {
 		s.watcher.Stop()
 	}
@@ -193,6 +202,7 @@ func (s *inferenceScraper) scrape(ctx context.Context) (pmetric.Metrics, error) 
 				append(fields, zap.String("target", t.url), zap.String("server", r.kind), zap.Int("problems", len(r.warnings)), zap.String("details", joinWarnings(r.warnings, 5)))...)
 		}
 		s.emitter.emit(md, t, r.kind, r.outputs)
+		s.recordFirstRequest(t, r.outputs, now)
 	}
 	s.health.report(s.host)
 	return md, nil

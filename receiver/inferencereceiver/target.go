@@ -31,6 +31,9 @@ type target struct {
 
 	detected string // kind found by auto-detection
 	tracker  *cumulative.Tracker
+	// servedFirst: the pod's first finished request was recorded
+	// (firstrequest.go).
+	servedFirst bool
 }
 
 func newTarget(id string, u *url.URL, server, model, operation string, timeout time.Duration, pod *discovery.Pod) *target {

@@ -57,6 +57,9 @@ func EventTime(e *corev1.Event) time.Time {
 // ColdStart is one pod's way from creation to Ready.
 type ColdStart struct {
 	Created, Scheduled, Pulled, Started, Ready time.Time
+	// FirstRequest is when the inference receiver saw the first finished
+	// request (zero when unknown).
+	FirstRequest time.Time
 	// PullTime is the pulls' own time summed; HasPulls says Pulled events
 	// were seen (a pod whose images were present has HasPulls and 0).
 	PullTime time.Duration
@@ -123,8 +126,17 @@ func (c *ColdStart) phases() []Phase {
 	}
 	span(accelschema.PhaseContainerStart, from, c.Started)
 	span(accelschema.PhaseReadiness, c.Started, c.Ready)
+	span(accelschema.PhaseFirstRequest, c.Ready, c.FirstRequest)
 	span(accelschema.PhaseTotal, c.Created, c.Ready)
 	return out
+}
+
+// AddFirstRequest adds the first_request phase: Ready → the first finished
+// request. A request seen before Ready (a scrape of a server that was
+// already serving through another readiness path) adds nothing.
+func (c *ColdStart) AddFirstRequest(at time.Time) {
+	c.FirstRequest = at
+	c.Phases = c.phases()
 }
 
 func condition(p *corev1.Pod, t corev1.PodConditionType) (corev1.PodCondition, bool) {
