@@ -40,6 +40,12 @@ func BenchmarkAPI10kDevices(b *testing.B) {
 			b.Run(path+"#"+mode, func(b *testing.B) {
 				lat := make([]time.Duration, 0, b.N)
 				at := fixture.Now
+				// One untimed request builds the view the modes start from.
+				if resp, err := client.Get(c.url + path); err == nil {
+					_, _ = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
 					switch mode {
 					case "rebuild":
@@ -68,7 +74,9 @@ func BenchmarkAPI10kDevices(b *testing.B) {
 				c.e.api.invalidate()
 				slices.Sort(lat)
 				b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
-				b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+				// nearest rank: the smallest latency at or above 99 % of
+				// the requests
+				b.ReportMetric(float64(lat[(len(lat)*99+99)/100-1].Microseconds())/1000, "p99-ms")
 			})
 		}
 	}
