@@ -188,7 +188,7 @@ func (e *remediationExporter) loop(ctx context.Context) {
 }
 
 func (e *remediationExporter) tick(ctx context.Context) {
-	defer e.audit.states(e.store.All())
+	defer func() { e.audit.states(e.store.All()) }()
 	if !e.leading() {
 		return // a standby keeps its plans; it acts once it leads
 	}

@@ -129,8 +129,9 @@ func start(t *testing.T, cfg *Config, clk *clock, host component.Host) *harness 
 	core, logs := observer.New(zap.DebugLevel)
 	tel := componenttest.NewTelemetry()
 	set := exportertest.NewNopSettings(metadata.Type)
-	set.Logger = zap.New(core)
+	set.ID = component.NewID(metadata.Type) // the same storage file across restarts
 	set.TelemetrySettings = tel.NewTelemetrySettings()
+	set.Logger = zap.New(core)
 	e, err := newExporter(cfg, set)
 	require.NoError(t, err)
 	e.now, e.manual = clk.now, true
@@ -234,14 +235,19 @@ func (kubetestClient) mkNamespace(t *testing.T, name string) {
 	require.NoError(t, err)
 }
 
+// mkPod creates a Running, Ready pod bound to node (the Eviction API
+// checks PodDisruptionBudgets only for such pods).
 func (kubetestClient) mkPod(t *testing.T, ns, name, node string, labels map[string]string) {
 	t.Helper()
-	_, err := server.Client("").CoreV1().Pods(ns).Create(context.Background(), &corev1.Pod{
+	p, err := server.Client("").CoreV1().Pods(ns).Create(context.Background(), &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels, OwnerReferences: []metav1.OwnerReference{{
 			APIVersion: "apps/v1", Kind: "ReplicaSet", Name: name + "-rs", UID: "00000000-0000-0000-0000-000000000002", Controller: new(true),
 		}}},
 		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}}},
 	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	p.Status = corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}
+	_, err = server.Client("").CoreV1().Pods(ns).UpdateStatus(context.Background(), p, metav1.UpdateOptions{})
 	require.NoError(t, err)
 }
 

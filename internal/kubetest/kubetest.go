@@ -185,6 +185,9 @@ func (s *Server) startAPIServer(ctx context.Context) error {
 	cmd := exec.Command(s.apiserver,
 		"--etcd-servers="+s.etcdURL,
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+		// The kubernetes Service endpoint may not be a loopback address;
+		// nothing here resolves it anyway.
+		"--endpoint-reconciler-type=none",
 		"--secure-port="+strconv.Itoa(s.port),
 		"--cert-dir="+certs,
 		"--service-account-issuer=https://kubernetes.default.svc",

@@ -143,6 +143,9 @@ func TestShippedRoleIsExactlyEnough(t *testing.T) {
 							less[i] = *rules[i].DeepCopy()
 						}
 						less[ri].Verbs = slices.DeleteFunc(slices.Clone(rule.Verbs), func(v string) bool { return v == verb })
+						if len(less[ri].Verbs) == 0 { // a rule needs a verb: drop it
+							less = slices.Delete(less, ri, ri+1)
+						}
 						require.NoError(t, kubetest.Apply(ctx, admin, namespace, with(less)))
 						waitAuthorized(ctx, t, rule.APIGroups[0], res, verb, ns, false)
 						err := exerciseAll(ctx, t)
