@@ -2,6 +2,7 @@ package acceleratorattributesprocessor
 
 import (
 	"errors"
+	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -30,9 +31,10 @@ func (p *attributesProcessor) processPods(ix *index.Index, e *index.Entry, rl pl
 	for s := 0; s < sls.Len(); s++ {
 		lrs := sls.At(s).LogRecords()
 		for r := 0; r < lrs.Len(); r++ {
-			attrs := lrs.At(r).Attributes()
+			lr := lrs.At(r)
+			attrs := lr.Attributes()
 			pid := intAttr(attrs, accelschema.AttrProcessPID)
-			if pid <= 0 {
+			if pid <= 0 || !isHealthEvent(lr) {
 				continue
 			}
 			if kvs, ok := p.ownerAttrs(ix, e, int64(pid)); ok {
@@ -92,4 +94,20 @@ func (p *attributesProcessor) ownerAttrs(ix *index.Index, e *index.Entry, pid in
 // pids, if any, may be in the pod's own pid namespace, not the host's.
 func namesPod(attrs pcommon.Map) bool {
 	return hasAny(attrs, accelschema.AttrK8sPodUID, accelschema.AttrK8sPodName)
+}
+
+// healthEventPrefix starts every accelschema health event name
+// (accelschema.EventXID, EventPCIeAER, …).
+const healthEventPrefix = "accelerator.health."
+
+// isHealthEvent: the record is one of our receivers' health events, whose
+// pids are the host's (the kernel's, NVML's). Other logs in the pipeline
+// (OTLP from an application) may carry a pid of their container's own
+// namespace, which the host's /proc would map to another process.
+func isHealthEvent(lr plog.LogRecord) bool {
+	name := lr.EventName()
+	if name == "" {
+		name = strAttr(lr.Attributes(), accelschema.AttrEventName)
+	}
+	return strings.HasPrefix(name, healthEventPrefix)
 }

@@ -72,9 +72,17 @@ func TestHealthEventProcessMappedToItsPod(t *testing.T) {
 	inPod := xidRecord(inf, 21)
 	inPodBefore := inPod.AsRaw()
 
+	// An application's log through the agent's OTLP receiver: its pid may
+	// be its container's own, so it is not looked up.
+	app := ld.ResourceLogs().AppendEmpty()
+	app.Resource().Attributes().PutStr("service.name", "trainer")
+	appLog := app.ScopeLogs().AppendEmpty().LogRecords().AppendEmpty().Attributes()
+	appLog.PutInt(accelschema.AttrProcessPID, 20)
+	appBefore := appLog.AsRaw()
+
 	out, err := h.p.processLogs(context.Background(), ld)
 	require.NoError(t, err)
-	require.Equal(t, 3, out.ResourceLogs().Len())
+	require.Equal(t, 4, out.ResourceLogs().Len())
 
 	res := out.ResourceLogs().At(0).Resource().Attributes()
 	assert.Equal(t, gpu0, strAttr(res, accelschema.AttrHWID), "the device keeps its identity")
@@ -98,6 +106,7 @@ func TestHealthEventProcessMappedToItsPod(t *testing.T) {
 
 	assert.Equal(t, "p2", strAttr(onNode, accelschema.AttrK8sPodName), "an unknown bus id's event still names the pod")
 	assert.Equal(t, inPodBefore, inPod.AsRaw())
+	assert.Equal(t, appBefore, appLog.AsRaw(), "only health events' pids are the host's")
 
 	assert.Empty(t, h.logs.FilterMessageSnippet("malformed cgroup file").All())
 }
@@ -130,4 +139,21 @@ func TestHealthEventProcessOfAnotherPodThanTheHolder(t *testing.T) {
 	assert.Equal(t, "", strAttr(rec, accelschema.AttrK8sContainerName), "p1's container is not written on p2's process")
 	assert.Equal(t, badBefore, bad.AsRaw())
 	assert.Len(t, h.logs.FilterMessageSnippet("malformed cgroup file of a health event's process").All(), 1)
+}
+
+// The events the kernel log and NVML write are all health events, by the
+// record's event name or its event.name attribute.
+func TestHealthEventsAreRecognised(t *testing.T) {
+	for _, name := range []string{accelschema.EventXID, accelschema.EventDeviceLost, accelschema.EventNeuronHWError,
+		accelschema.EventPCIeAER, accelschema.EventNVSwitchError, accelschema.EventECCUncorrected} {
+		lr := plog.NewLogRecord()
+		lr.SetEventName(name)
+		assert.True(t, isHealthEvent(lr), name)
+		lr = plog.NewLogRecord()
+		lr.Attributes().PutStr(accelschema.AttrEventName, name)
+		assert.True(t, isHealthEvent(lr), name)
+	}
+	lr := plog.NewLogRecord()
+	lr.SetEventName(accelschema.EventFinding)
+	assert.False(t, isHealthEvent(lr))
 }
