@@ -22,6 +22,8 @@ MDATAGEN_VERSION := $(shell awk '$$1 == "go.opentelemetry.io/collector/cmd/mdata
 MDATAGEN     := $(BIN)/mdatagen-$(MDATAGEN_VERSION)
 GOLANGCI_LINT_VERSION := $(shell awk '$$1 == "require" && $$2 == "github.com/golangci/golangci-lint/v2" {print $$3} $$1 == "github.com/golangci/golangci-lint/v2" {print $$2}' internal/tools/golangci-lint/go.mod)
 GOLANGCI_LINT := $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+KUBE_APISERVER_VERSION := $(shell awk '$$1 == "require" && $$2 == "k8s.io/kubernetes" {print $$3}' internal/tools/kube-apiserver/go.mod)
+KUBE_APISERVER := $(BIN)/kube-apiserver-$(KUBE_APISERVER_VERSION)
 BUILD_DIR    := _build
 DIST         := $(BUILD_DIR)/otelcol-accel
 ACCELSIM     := $(BUILD_DIR)/accelsim
@@ -33,6 +35,10 @@ GOTEST_FLAGS ?=
 
 export OTELCOL_ACCEL_BIN := $(CURDIR)/$(DIST)
 export ACCELSIM_BIN      := $(CURDIR)/$(ACCELSIM)
+# The remediation exporter's tests run a real kube-apiserver (with Debian's
+# etcd); under make they fail, rather than skip, when it is missing.
+export KUBE_APISERVER_BIN := $(KUBE_APISERVER)
+export OTELCOL_ACCEL_REQUIRE_KUBE_APISERVER := 1
 
 # Go modules besides the root one (their own go.mod keeps heavy test-only
 # dependencies, like kustomize, out of the collector's build).
@@ -53,7 +59,7 @@ help:
 
 ## ---- tools ---------------------------------------------------------------
 
-tools: $(OCB) $(MDATAGEN) $(GOLANGCI_LINT)
+tools: $(OCB) $(MDATAGEN) $(GOLANGCI_LINT) $(KUBE_APISERVER)
 
 # ocb is installed under a versioned name so that changing OCB_VERSION
 # reinstalls it, while a CI cache of ./bin keeps it between runs.
@@ -78,6 +84,15 @@ $(GOLANGCI_LINT):
 	@echo ">> building golangci-lint $(GOLANGCI_LINT_VERSION) (see internal/tools/golangci-lint; a cold build takes a few minutes)"
 	cd internal/tools/golangci-lint && $(GO) build -o $(GOLANGCI_LINT).tmp github.com/golangci/golangci-lint/v2/cmd/golangci-lint
 	mv $(GOLANGCI_LINT).tmp $(GOLANGCI_LINT)
+
+# kube-apiserver is built from a tools module (k8s.io/kubernetes replaces its
+# staging modules with local paths, so `go install` refuses it); the
+# remediation exporter's tests start it with etcd (internal/kubetest).
+$(KUBE_APISERVER):
+	@mkdir -p $(BIN)
+	@echo ">> building kube-apiserver $(KUBE_APISERVER_VERSION) (see internal/tools/kube-apiserver; a cold build takes several minutes)"
+	cd internal/tools/kube-apiserver && $(GO) build -o $(KUBE_APISERVER).tmp k8s.io/kubernetes/cmd/kube-apiserver
+	mv $(KUBE_APISERVER).tmp $(KUBE_APISERVER)
 
 ## ---- code generation -------------------------------------------------------
 
@@ -131,7 +146,7 @@ lint: $(GOLANGCI_LINT)
 	$(GOLANGCI_LINT) run ./...
 	@for m in $(SUBMODULES); do echo ">> golangci-lint ($$m)"; (cd $$m && $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml ./...); done
 
-unit:
+unit: $(KUBE_APISERVER) deps-debian
 	$(GO) test $(GOTEST_FLAGS) ./...
 	@for m in $(SUBMODULES); do echo ">> go test ($$m)"; (cd $$m && $(GO) test $(GOTEST_FLAGS) ./...); done
 
@@ -155,7 +170,8 @@ bench: build
 	@if [[ -d test/load ]]; then $(GO) test -tags load -count=1 -timeout 60m -v ./test/load/...; fi
 
 # Debian packages used by tests: Prometheus proves the dashboards' PromQL
-# against real data, promtool the alert rules.
+# against real data, promtool the alert rules; etcd backs the kube-apiserver
+# of the remediation tests.
 deps-debian:
 	@scripts/install-debian-deps.sh
 

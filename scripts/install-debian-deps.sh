@@ -4,10 +4,13 @@
 #                its promtool proves the alert rules (test/e2e/alerts_test.go).
 #   chromium   — the insights console's tests (test/browser) drive a real,
 #                headless browser over the DevTools protocol.
+#   etcd-server — the store of the kube-apiserver the remediation exporter's
+#                tests start (internal/kubetest).
 set -euo pipefail
 missing=()
 { command -v prometheus && command -v promtool; } >/dev/null 2>&1 || missing+=(prometheus)
 [[ -x /usr/bin/chromium ]] || command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+[[ -x /usr/bin/etcd ]] || missing+=(etcd-server)
 [[ ${#missing[@]} -eq 0 ]] && exit 0
 echo ">> installing Debian packages: ${missing[*]}"
 sudo=""

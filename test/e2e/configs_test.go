@@ -35,6 +35,8 @@ func TestShippedConfigsValidate(t *testing.T) {
 		{"cloudwatch-otlp.yaml", "insights.yaml"},
 		{"amp.yaml", "insights.yaml"},
 		{"sidecar.yaml"},
+		// Remediation layers on a gateway (the remediation overlay).
+		{"gateway.yaml", "remediation.yaml"},
 	}
 	// Every file in the config directory must be covered by a stack.
 	covered := map[string]bool{}
