@@ -72,7 +72,10 @@ func holderOf(r *Resource, share float64) Holder {
 // holders lists who holds r itself and its copies.
 func holders(g *Group, r *Resource, copies []*Resource) []Holder {
 	out := []Holder{}
-	if r.Pod != "" && g.real(r) {
+	// A device's own resource that names a pod but holds no share (the
+	// pod holds its NeuronCores or MIG instances) lists no holder: its
+	// partitions do.
+	if r.Pod != "" && g.real(r) && (g.share(r) > 0 || r != g.Device || len(g.Partitions) == 0) {
 		out = append(out, holderOf(r, g.share(r)))
 	}
 	for _, c := range copies {
