@@ -173,11 +173,12 @@ func (r *k8sReceiver) onPod(o any) {
 		return
 	}
 	requested := r.match.Requested(p)
-	if len(requested) == 0 {
-		return
-	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if len(requested) == 0 {
+		delete(r.state.heldFailed, p.UID) // a CPU pod's event: not ours
+		return
+	}
 	r.state.observePod(p, requested)
 }
 
@@ -224,7 +225,11 @@ func (r *k8sReceiver) onEvent(o any) {
 	case "FailedScheduling":
 		if pod != nil {
 			r.state.observeFailedScheduling(pod, requested, e, r.match)
+			return
 		}
+		// The two watches do not keep order between them: the event can
+		// come before its pod, which then picks it up (observePod).
+		r.state.holdFailedScheduling(e)
 	}
 }
 

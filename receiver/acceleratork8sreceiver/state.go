@@ -44,6 +44,9 @@ type state struct {
 	// desired replicas by workload, and scalings in progress (scaling.go).
 	desired  map[workloadKey]int32
 	scalings map[workloadKey]scaling
+	// heldFailed: FailedScheduling events whose pod was not in the
+	// informer yet, by pod UID.
+	heldFailed map[types.UID]*corev1.Event
 	// imbalanced workloads, with the evidence last raised (zones.go).
 	imbalanced map[workload]string
 }
@@ -52,10 +55,14 @@ func newState(cfg *Config, first *firstrequest.Registry, start time.Time) *state
 	return &state{cfg: cfg, match: lifecycle.NewMatcher(cfg.Resources), first: first, awaiting: map[types.UID]*coldStartRecord{}, start: start, waiting: map[types.UID]bool{}, measured: map[types.UID]bool{},
 		pulls: map[types.UID]map[types.UID]lifecycle.Pull{}, lacking: map[types.UID][]string{}, failedSeen: map[types.UID]int32{},
 		hists: newHistograms(cfg.Buckets), gaugeKeys: map[gaugeKey]bool{}, logs: plog.NewLogs(),
-		desired: map[workloadKey]int32{}, scalings: map[workloadKey]scaling{}, imbalanced: map[workload]string{}}
+		desired: map[workloadKey]int32{}, scalings: map[workloadKey]scaling{}, imbalanced: map[workload]string{}, heldFailed: map[types.UID]*corev1.Event{}}
 }
 
 func (s *state) observePod(p *corev1.Pod, requested []string) {
+	if e, ok := s.heldFailed[p.UID]; ok {
+		delete(s.heldFailed, p.UID)
+		s.observeFailedScheduling(p, requested, e, s.match)
+	}
 	if s.measured[p.UID] {
 		return
 	}
@@ -148,7 +155,16 @@ func (s *state) observeFailedScheduling(p *corev1.Pod, requested []string, e *co
 	appendUnschedulable(s.logs, workloadOf(p, s.cfg), p, lacking, lifecycle.PlacementOf(p), e)
 }
 
+// holdFailedScheduling keeps the latest FailedScheduling event of a pod
+// the informer has not delivered yet.
+func (s *state) holdFailedScheduling(e *corev1.Event) {
+	if _, ok := s.heldFailed[e.InvolvedObject.UID]; ok || len(s.heldFailed) < maxTracked {
+		s.heldFailed[e.InvolvedObject.UID] = e
+	}
+}
+
 func (s *state) forget(uid types.UID) {
+	delete(s.heldFailed, uid)
 	delete(s.awaiting, uid)
 	delete(s.waiting, uid)
 	delete(s.measured, uid)
