@@ -6,6 +6,7 @@ import {barChart, lineChart} from '../chart.js';
 import {deviceHref, h, healthBadge, kv, link, nodeHref, section, table} from '../dom.js';
 import {byUnit, moneyRound, pct, perHour, share, time, words} from '../format.js';
 import {eventsTable, findingsTable, holdersTable, tileClass, wasteList, windowPicker} from './common.js';
+import {shortDevice} from './inference.js';
 
 // Charts and the series each one draws (names as the API sends them).
 const CHARTS = [
@@ -104,8 +105,10 @@ function charts(series) {
   return h('div', {class: 'charts'}, figs);
 }
 
+// shortID labels a chart line: nd0/nc1 for a NeuronCore, the instance
+// for a MIG partition.
 function shortID(id) {
-  return id && id.length > 24 ? `…${id.slice(-18)}` : id;
+  return id ? shortDevice(id) : id;
 }
 
 // timeline draws the health events over the window as one bar per 5 minutes,
