@@ -57,12 +57,14 @@ type (
 		Team      string `json:"team"`
 	}
 	Tile struct {
-		ID         string   `json:"id"`
-		Node       string   `json:"node"`
-		Kind       string   `json:"kind"`
-		Health     string   `json:"health"`
-		Holders    []Holder `json:"holders"`
-		Partitions []Tile   `json:"partitions"`
+		ID            string   `json:"id"`
+		Node          string   `json:"node"`
+		Kind          string   `json:"kind"`
+		Family        string   `json:"family"`
+		PartitionType string   `json:"partition_type"`
+		Health        string   `json:"health"`
+		Holders       []Holder `json:"holders"`
+		Partitions    []Tile   `json:"partitions"`
 	}
 	Grid struct {
 		TotalNodes int `json:"total_nodes"`

@@ -156,8 +156,10 @@ func (b *Browser) Visit(url, page string) {
 // WaitPage waits until page is rendered after a navigation in the page.
 func (b *Browser) WaitPage(page string) {
 	b.t.Helper()
-	sel := fmt.Sprintf(`body[data-page=%q][data-state]:not([data-state=loading])`, page)
-	if _, err := within(b.tab, 30*time.Second, chromedp.WaitReady(chromedp.CSS(sel))); err != nil {
+	// The page's own signal, read in its JavaScript context (where the
+	// checks that follow evaluate too).
+	cond := fmt.Sprintf(`document.body.dataset.page === %q && (document.body.dataset.state || 'loading') !== 'loading'`, page)
+	if _, err := within(b.tab, 30*time.Second, chromedp.Poll[bool](cond)); err != nil {
 		loc, _ := within(b.tab, 5*time.Second, chromedp.Location())
 		b.t.Fatalf("page %s did not render (at %s): %v; console: %v", page, loc, err, b.takeProblems())
 	}

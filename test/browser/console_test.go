@@ -51,11 +51,22 @@ func checkConsole(t *testing.T, f *consoleFleet, b *Browser, tr truth, backend s
 			b.CheckConsole(p.page)
 			b.Screenshot(p.shot)
 		}
+		b.Visit(f.Base+"inference", "inference")
 		if n := b.Eval(`String(document.querySelectorAll('table.inference tbody tr[data-endpoint]').length)`); n == "0" {
-			// The last inference visit is behind us; look again.
-			b.Visit(f.Base+"inference", "inference")
-			if n := b.Eval(`String(document.querySelectorAll('table.inference tbody tr[data-endpoint]').length)`); n == "0" {
-				t.Errorf("the inference page lists no endpoint; the demo fleet serves several")
+			t.Errorf("the inference page lists no endpoint; the demo fleet serves several; it shows: %.600s", b.Eval(`document.getElementById('content').innerText`))
+		}
+		// A Neuron device (one utilization line per NeuronCore) and a MIG
+		// instance, each with its own page.
+		for _, d := range []struct {
+			what string
+			tile Tile
+		}{{"neuron-device", pickTile(t, f, func(x Tile) bool { return x.Family == "aws_neuron" && len(x.Partitions) > 0 })},
+			{"mig-instance", pickTile(t, f, func(x Tile) bool { return x.Kind == "partition" && x.PartitionType == "mig" })}} {
+			b.Visit(f.Base+"device?"+query("id", d.tile.ID, "node", d.tile.Node).Encode(), "device")
+			b.CheckConsole(d.what + " " + d.tile.ID)
+			b.Screenshot(d.what)
+			if got := b.Text(`[data-k=device-id]`); got != d.tile.ID {
+				t.Errorf("%s page shows %s, want %s", d.what, got, d.tile.ID)
 			}
 		}
 	})
@@ -141,6 +152,30 @@ func checkConsole(t *testing.T, f *consoleFleet, b *Browser, tr truth, backend s
 		checkAcknowledge(t, f, b)
 	})
 	b.CheckConsole("after every check (" + backend + ")")
+}
+
+// pickTile returns the first device or partition of the grid that ok
+// accepts.
+func pickTile(t *testing.T, f *consoleFleet, ok func(Tile) bool) Tile {
+	t.Helper()
+	var g Grid
+	if err := f.API.Get("devices", query("page_size", "500"), &g); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range g.Nodes {
+		for _, d := range n.Tiles {
+			if ok(d) {
+				return d
+			}
+			for _, p := range d.Partitions {
+				if ok(p) {
+					return p
+				}
+			}
+		}
+	}
+	t.Fatal("no device or partition of the demo fleet is of that kind")
+	return Tile{}
 }
 
 func costliestTeam(tr truth) (string, float64) {
