@@ -37,6 +37,11 @@ func TestShippedConfigsValidate(t *testing.T) {
 		{"sidecar.yaml"},
 		// Remediation layers on a gateway (the remediation overlay).
 		{"gateway.yaml", "remediation.yaml"},
+		// … and on every gateway the Helm chart runs, with the console.
+		{"gateway.yaml", "otlp.yaml", "remediation.yaml", "insights.yaml"},
+		{"cloudwatch-emf.yaml", "remediation.yaml", "insights.yaml"},
+		{"cloudwatch-otlp.yaml", "remediation.yaml"},
+		{"amp.yaml", "remediation.yaml"},
 	}
 	// Every file in the config directory must be covered by a stack.
 	covered := map[string]bool{}
