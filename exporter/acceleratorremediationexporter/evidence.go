@@ -1,10 +1,12 @@
 package acceleratorremediationexporter
 
 import (
+	"sort"
 	"sync"
 	"time"
 
 	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorremediationexporter/internal/escalate"
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorremediationexporter/internal/plan"
@@ -17,28 +19,49 @@ const (
 	eventsPerDevice  = 20
 	changesPerDevice = 10
 	maxDevices       = 10_000
+	// Readings: at most seriesPerDevice series of pointsPerSeries points
+	// each (16 bytes a point), so 10,000 devices hold at most ~150 MiB,
+	// and only when escalation is on.
+	seriesPerDevice = 32
+	pointsPerSeries = 30
 )
 
 // evidence keeps each device's recent health events and the changes seen
 // on it (driver version), for the incident bundle.
 type evidence struct {
-	mu      sync.Mutex
-	devices map[string]*deviceEvidence
+	mu          sync.Mutex
+	devices     map[string]*deviceEvidence
+	keepMetrics bool
 }
 
 type deviceEvidence struct {
 	events  []escalate.Event
 	changes []escalate.Change
 	driver  string
+	series  map[string]*series
 }
 
-func newEvidence() *evidence { return &evidence{devices: map[string]*deviceEvidence{}} }
+// series is one metric series' recent points, oldest first.
+type series struct {
+	metric string
+	attrs  map[string]string
+	points []reading
+}
 
-func deviceKey(s plan.Subject) string { return s.Node + "|" + s.InstanceID + "|" + s.DeviceID }
+type reading struct {
+	t int64 // unix nanoseconds
+	v float64
+}
 
-func (ev *evidence) add(s plan.Subject, lr plog.LogRecord, name string) {
-	ev.mu.Lock()
-	defer ev.mu.Unlock()
+// newEvidence keeps metric readings only when keepMetrics (an escalation
+// webhook is configured: nothing else reads them).
+func newEvidence(keepMetrics bool) *evidence {
+	return &evidence{devices: map[string]*deviceEvidence{}, keepMetrics: keepMetrics}
+}
+
+// device returns the device's evidence, making room when needed. The
+// caller holds ev.mu.
+func (ev *evidence) device(s plan.Subject) *deviceEvidence {
 	key := deviceKey(s)
 	d, ok := ev.devices[key]
 	if !ok {
@@ -51,6 +74,86 @@ func (ev *evidence) add(s plan.Subject, lr plog.LogRecord, name string) {
 		d = &deviceEvidence{}
 		ev.devices[key] = d
 	}
+	return d
+}
+
+// addMetrics keeps the recent number points of every device resource.
+func (ev *evidence) addMetrics(md pmetric.Metrics) {
+	if !ev.keepMetrics {
+		return
+	}
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	rms := md.ResourceMetrics()
+	for i := 0; i < rms.Len(); i++ {
+		res := rms.At(i).Resource().Attributes()
+		if str(res, accelschema.AttrHWID) == "" {
+			continue
+		}
+		d := ev.device(subjectOf(res))
+		sms := rms.At(i).ScopeMetrics()
+		for j := 0; j < sms.Len(); j++ {
+			ms := sms.At(j).Metrics()
+			for k := 0; k < ms.Len(); k++ {
+				m := ms.At(k)
+				var dps pmetric.NumberDataPointSlice
+				switch m.Type() {
+				case pmetric.MetricTypeGauge:
+					dps = m.Gauge().DataPoints()
+				case pmetric.MetricTypeSum:
+					dps = m.Sum().DataPoints()
+				default:
+					continue
+				}
+				for l := 0; l < dps.Len(); l++ {
+					d.addPoint(m.Name(), dps.At(l))
+				}
+			}
+		}
+	}
+}
+
+func (d *deviceEvidence) addPoint(name string, dp pmetric.NumberDataPoint) {
+	attrs := map[string]string{}
+	key := name
+	for k, v := range dp.Attributes().All() {
+		attrs[k] = v.AsString()
+	}
+	keys := make([]string, 0, len(attrs))
+	for k := range attrs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		key += "|" + k + "=" + attrs[k]
+	}
+	if d.series == nil {
+		d.series = map[string]*series{}
+	}
+	s, ok := d.series[key]
+	if !ok {
+		if len(d.series) >= seriesPerDevice {
+			return // the first series seen keep their place
+		}
+		s = &series{metric: name, attrs: attrs}
+		d.series[key] = s
+	}
+	v := dp.DoubleValue()
+	if dp.ValueType() == pmetric.NumberDataPointValueTypeInt {
+		v = float64(dp.IntValue())
+	}
+	s.points = append(s.points, reading{t: int64(dp.Timestamp()), v: v})
+	if len(s.points) > pointsPerSeries {
+		s.points = s.points[len(s.points)-pointsPerSeries:]
+	}
+}
+
+func deviceKey(s plan.Subject) string { return s.Node + "|" + s.InstanceID + "|" + s.DeviceID }
+
+func (ev *evidence) add(s plan.Subject, lr plog.LogRecord, name string) {
+	ev.mu.Lock()
+	defer ev.mu.Unlock()
+	d := ev.device(s)
 	at := lr.Timestamp().AsTime().UTC()
 	d.events = append(d.events, escalate.Event{
 		Time: at, Name: name,
@@ -73,18 +176,36 @@ func (ev *evidence) add(s plan.Subject, lr plog.LogRecord, name string) {
 	}
 }
 
-func (ev *evidence) of(s plan.Subject, since time.Time) ([]escalate.Event, []escalate.Change) {
+func (ev *evidence) of(s plan.Subject, since time.Time) escalate.Evidence {
 	ev.mu.Lock()
 	defer ev.mu.Unlock()
 	d, ok := ev.devices[deviceKey(s)]
 	if !ok {
-		return nil, nil
+		return escalate.Evidence{}
 	}
-	var events []escalate.Event
+	var out escalate.Evidence
 	for _, e := range d.events {
 		if !e.Time.Before(since) {
-			events = append(events, e)
+			out.Events = append(out.Events, e)
 		}
 	}
-	return events, append([]escalate.Change(nil), d.changes...)
+	out.Changes = append(out.Changes, d.changes...)
+	keys := make([]string, 0, len(d.series))
+	for k := range d.series {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		sr := d.series[k]
+		m := escalate.Series{Metric: sr.metric, Attributes: sr.attrs}
+		for _, p := range sr.points {
+			if t := time.Unix(0, p.t).UTC(); !t.Before(since) {
+				m.Points = append(m.Points, escalate.Point{Time: t, Value: p.v})
+			}
+		}
+		if len(m.Points) > 0 {
+			out.Metrics = append(out.Metrics, m)
+		}
+	}
+	return out
 }

@@ -65,7 +65,7 @@ func newExporter(cfg *Config, set exporter.Settings) (*remediationExporter, erro
 		problems:  componenthealth.NewProblems(),
 		telemetry: tb,
 		audit:     &audit{logger: set.Logger, telemetry: tb},
-		evidence:  newEvidence(),
+		evidence:  newEvidence(cfg.Escalation.Endpoint != ""),
 		now:       nowUTC,
 		wakeCh:    make(chan struct{}, 1),
 	}, nil
@@ -155,7 +155,7 @@ func (e *remediationExporter) Start(ctx context.Context, host component.Host) er
 	return nil
 }
 
-func (e *remediationExporter) bundleEvidence(p *plan.Plan) ([]escalate.Event, []escalate.Change) {
+func (e *remediationExporter) bundleEvidence(p *plan.Plan) escalate.Evidence {
 	return e.evidence.of(p.Subject, e.now().Add(-e.cfg.Escalation.MetricsWindow))
 }
 

@@ -9,21 +9,35 @@ import (
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorremediationexporter/internal/engine"
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorremediationexporter/internal/guard"
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorremediationexporter/internal/leader"
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorremediationexporter/internal/metadata"
 	"github.com/otelcol-accel/otelcol-accel/internal/k8sclient"
+	"github.com/otelcol-accel/otelcol-accel/internal/sharedcomponent"
 )
 
 // DefaultPrefix is the node annotation and taint prefix.
 const DefaultPrefix = "accelerator.otelcol-accel.io"
 
+// exporters holds one instance per component ID, shared by the logs
+// pipeline (health events: plans) and the metrics pipeline (the devices'
+// recent readings for the incident bundle).
+var exporters = sharedcomponent.NewMap[*remediationExporter]()
+
 // NewFactory returns the accelerator_remediation exporter's factory.
 func NewFactory() exporter.Factory {
 	return exporter.NewFactory(metadata.Type, createDefaultConfig,
-		exporter.WithLogs(createLogs, metadata.LogsStability))
+		exporter.WithLogs(createLogs, metadata.LogsStability),
+		exporter.WithMetrics(createMetrics, metadata.MetricsStability))
+}
+
+func shared(set exporter.Settings, cfg component.Config) (*sharedcomponent.Component[*remediationExporter], error) {
+	return exporters.LoadOrStore(set.ID, func() (*remediationExporter, error) {
+		return newExporter(cfg.(*Config), set)
+	})
 }
 
 // The defaults are cautious: recommend mode, one node at a time, a tenth of
@@ -55,19 +69,40 @@ func createDefaultConfig() component.Config {
 	}
 }
 
-type logsExporter struct{ *remediationExporter }
+type logsExporter struct {
+	*sharedcomponent.Component[*remediationExporter]
+}
 
 func (logsExporter) Capabilities() consumer.Capabilities { return consumer.Capabilities{} }
 
 func (e logsExporter) ConsumeLogs(_ context.Context, ld plog.Logs) error {
-	e.intake(ld)
+	e.Unwrap().intake(ld)
+	return nil
+}
+
+type metricsExporter struct {
+	*sharedcomponent.Component[*remediationExporter]
+}
+
+func (metricsExporter) Capabilities() consumer.Capabilities { return consumer.Capabilities{} }
+
+func (e metricsExporter) ConsumeMetrics(_ context.Context, md pmetric.Metrics) error {
+	e.Unwrap().evidence.addMetrics(md)
 	return nil
 }
 
 func createLogs(_ context.Context, set exporter.Settings, cfg component.Config) (exporter.Logs, error) {
-	e, err := newExporter(cfg.(*Config), set)
+	c, err := shared(set, cfg)
 	if err != nil {
 		return nil, err
 	}
-	return logsExporter{e}, nil
+	return logsExporter{c}, nil
+}
+
+func createMetrics(_ context.Context, set exporter.Settings, cfg component.Config) (exporter.Metrics, error) {
+	c, err := shared(set, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return metricsExporter{c}, nil
 }

@@ -43,6 +43,13 @@ func TestComponentLifecycle(t *testing.T) {
 				return factory.CreateLogs(ctx, set, cfg)
 			},
 		},
+
+		{
+			name: "metrics",
+			createFn: func(ctx context.Context, set exporter.Settings, cfg component.Config) (component.Component, error) {
+				return factory.CreateMetrics(ctx, set, cfg)
+			},
+		},
 	}
 
 	cm, err := confmaptest.LoadConf("metadata.yaml")

@@ -206,7 +206,7 @@ func (ev event) logs(at time.Time) plog.Logs {
 
 func (h *harness) send(ev event) {
 	h.t.Helper()
-	require.NoError(h.t, logsExporter{h.e}.ConsumeLogs(context.Background(), ev.logs(h.clock.now())))
+	h.e.intake(ev.logs(h.clock.now()))
 }
 
 func admin() *kubetestClient { return &kubetestClient{} }

@@ -15,6 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	corev1 "k8s.io/api/core/v1"
@@ -25,6 +27,7 @@ import (
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorremediationexporter/internal/engine"
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorremediationexporter/internal/escalate"
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorremediationexporter/internal/plan"
+	"github.com/otelcol-accel/otelcol-accel/internal/accelschema"
 	"github.com/otelcol-accel/otelcol-accel/internal/xid"
 )
 
@@ -258,6 +261,9 @@ func TestPDBBlocksThenPlanEscalates(t *testing.T) {
 	cfg.EvictionTimeout = 5 * time.Minute
 	cfg.Escalation.Endpoint = srv.URL
 	h := start(t, cfg, clk, nil)
+	// The device's readings before the failure: one series outside the
+	// metrics window (dropped from the bundle), two inside.
+	h.e.evidence.addMetrics(deviceMetrics("pdb-1", "GPU-95", map[time.Time]float64{t0.Add(-20 * time.Minute): 3, t0.Add(-time.Minute): 97}))
 	h.send(event{node: "pdb-1", device: "GPU-95", pod: "serve-0", namespace: "team-pdb", xid: 95})
 	h.tick()
 	p := h.only()
@@ -294,6 +300,9 @@ func TestPDBBlocksThenPlanEscalates(t *testing.T) {
 	assert.Equal(t, 95, b.Evidence.XID)
 	require.Len(t, b.RecentEvents, 1)
 	assert.Equal(t, 95, b.RecentEvents[0].XID)
+	require.Len(t, b.RecentMetrics, 2)
+	assert.Equal(t, escalate.Series{Metric: "hw.errors", Attributes: map[string]string{"error.type": "uncorrected"}, Points: []escalate.Point{{Time: t0.Add(-time.Minute), Value: 2}}}, b.RecentMetrics[0])
+	assert.Equal(t, escalate.Series{Metric: "hw.gpu.utilization", Points: []escalate.Point{{Time: t0.Add(-time.Minute), Value: 97}}}, b.RecentMetrics[1])
 	h.tick()
 	assert.Len(t, hook.received(), 1, "delivered once")
 	assert.Equal(t, int64(1), counter(t, h, "otelcol_exporter_remediation_escalations", attribute.String("outcome", "retrying")))
@@ -423,4 +432,30 @@ func TestRestartResumesFromStorage(t *testing.T) {
 	assert.Equal(t, 1, p.Steps[1].Attempts, "the Event was not recorded again")
 	assert.True(t, k.evicted(t, "team-resume", "hold-0"))
 	assert.Equal(t, 0, h.logs.FilterMessage("accelerator_remediation: plan created").Len(), "no new plan after the restart")
+}
+
+// deviceMetrics is what an agent sends for a device: a utilization gauge
+// and an error counter at the given times.
+func deviceMetrics(node, device string, values map[time.Time]float64) pmetric.Metrics {
+	md := pmetric.NewMetrics()
+	rm := md.ResourceMetrics().AppendEmpty()
+	rm.Resource().Attributes().PutStr(accelschema.AttrK8sNodeName, node)
+	rm.Resource().Attributes().PutStr(accelschema.AttrHWID, device)
+	ms := rm.ScopeMetrics().AppendEmpty().Metrics()
+	util := ms.AppendEmpty()
+	util.SetName("hw.gpu.utilization")
+	errs := ms.AppendEmpty()
+	errs.SetName("hw.errors")
+	sum := errs.SetEmptySum()
+	gauge := util.SetEmptyGauge()
+	for at, v := range values {
+		dp := gauge.DataPoints().AppendEmpty()
+		dp.SetTimestamp(pcommon.NewTimestampFromTime(at))
+		dp.SetDoubleValue(v)
+		e := sum.DataPoints().AppendEmpty()
+		e.SetTimestamp(pcommon.NewTimestampFromTime(at))
+		e.SetIntValue(2)
+		e.Attributes().PutStr("error.type", "uncorrected")
+	}
+	return md
 }

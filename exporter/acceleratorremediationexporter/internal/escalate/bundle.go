@@ -37,6 +37,29 @@ type Bundle struct {
 	RecentEvents []Event `json:"recent_events"`
 	// RecentChanges are changes seen on the device (driver version).
 	RecentChanges []Change `json:"recent_changes"`
+	// RecentMetrics are the device's readings in the metrics window, per
+	// series (metric name and data point attributes).
+	RecentMetrics []Series `json:"recent_metrics"`
+}
+
+// Evidence is what the exporter kept about a device.
+type Evidence struct {
+	Events  []Event
+	Changes []Change
+	Metrics []Series
+}
+
+// Series is one metric series of the device.
+type Series struct {
+	Metric     string            `json:"metric"`
+	Attributes map[string]string `json:"attributes,omitempty"`
+	Points     []Point           `json:"points"`
+}
+
+// Point is one reading.
+type Point struct {
+	Time  time.Time `json:"time"`
+	Value float64   `json:"value"`
 }
 
 // Event is one recent health event of the device.

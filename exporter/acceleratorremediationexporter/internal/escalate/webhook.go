@@ -19,8 +19,8 @@ import (
 type Webhook struct {
 	Client   *http.Client
 	Endpoint string
-	// Evidence returns the device's recent events and changes.
-	Evidence func(p *plan.Plan) ([]Event, []Change)
+	// Evidence returns what was kept about the plan's device.
+	Evidence func(p *plan.Plan) Evidence
 	Now      func() time.Time
 }
 
@@ -67,12 +67,13 @@ func (w Webhook) Bundle(p *plan.Plan) Bundle {
 	b := Bundle{
 		SchemaVersion: SchemaVersion, Kind: Kind, Sent: w.Now().UTC(), Reason: reason,
 		Device: p.Subject, FailureMode: p.FailureMode, Action: p.Action, Plan: p, Evidence: p.Evidence,
-		RecentEvents: []Event{}, RecentChanges: []Change{},
+		RecentEvents: []Event{}, RecentChanges: []Change{}, RecentMetrics: []Series{},
 	}
 	if w.Evidence != nil {
-		ev, ch := w.Evidence(p)
-		b.RecentEvents = append(b.RecentEvents, ev...)
-		b.RecentChanges = append(b.RecentChanges, ch...)
+		ev := w.Evidence(p)
+		b.RecentEvents = append(b.RecentEvents, ev.Events...)
+		b.RecentChanges = append(b.RecentChanges, ev.Changes...)
+		b.RecentMetrics = append(b.RecentMetrics, ev.Metrics...)
 	}
 	return b
 }
