@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // chartConfigs are the collector configs the chart's ConfigMaps carry,
@@ -31,5 +32,47 @@ func chartFiles() (map[string][]byte, error) {
 		return nil, fmt.Errorf("alert rules for the chart: %w", err)
 	}
 	out["prometheusrule.yaml"] = raw
+	// The remediator's rules, as overlays/remediation grants them.
+	rbac, err := os.ReadFile(filepath.Join(kubernetesDir(), remediatorRBAC))
+	if err != nil {
+		return nil, fmt.Errorf("the remediator's RBAC for the chart: %w", err)
+	}
+	for kind, file := range remediatorRuleFiles {
+		rules, err := rulesOf(string(rbac), kind)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", remediatorRBAC, err)
+		}
+		out[file] = []byte(rules)
+	}
 	return out, nil
+}
+
+const remediatorRBAC = "overlays/remediation/remediator-rbac.yaml"
+
+// remediatorRuleFiles: the chart's copy of each of the remediator's roles'
+// rules, by kind, so that the chart grants what the overlay grants (its
+// tests pin that to the code) from the same text, comments included.
+var remediatorRuleFiles = map[string]string{
+	"ClusterRole": "remediator-clusterrole-rules.yaml",
+	"Role":        "remediator-role-rules.yaml",
+}
+
+// rulesOf returns the text of the rules of the one document of that kind:
+// the lines after its top-level "rules:", as indented there.
+func rulesOf(manifest, kind string) (string, error) {
+	var found []string
+	for _, doc := range strings.Split(manifest, "\n---\n") {
+		if !strings.Contains("\n"+doc+"\n", "\nkind: "+kind+"\n") {
+			continue
+		}
+		_, rules, ok := strings.Cut(doc, "\nrules:\n")
+		if !ok {
+			return "", fmt.Errorf("the %s has no rules", kind)
+		}
+		found = append(found, strings.TrimRight(rules, "\n")+"\n")
+	}
+	if len(found) != 1 {
+		return "", fmt.Errorf("want one %s, found %d", kind, len(found))
+	}
+	return found[0], nil
 }
