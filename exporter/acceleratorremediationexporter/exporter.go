@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/collector/exporter"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.uber.org/zap"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorremediationexporter/internal/engine"
@@ -45,6 +46,7 @@ type remediationExporter struct {
 	// clientset overrides the one built from cfg.Kubernetes, and manual
 	// leaves the ticking to the caller (tests drive the clock).
 	clientset kubernetes.Interface
+	dynamic   dynamic.Interface
 	manual    bool
 
 	wakeCh chan struct{}
@@ -95,7 +97,7 @@ func (e *remediationExporter) Start(ctx context.Context, host component.Host) er
 	execs := executor.Set{}
 	var approvals engine.Approvals
 	var fleet guard.Fleet
-	cs := e.clientset
+	cs, dyn := e.clientset, e.dynamic // dyn: Karpenter's NodeClaims
 	if e.cfg.Kubernetes.Enabled && cs == nil {
 		rc, err := e.cfg.Kubernetes.RestConfig()
 		if err != nil {
@@ -105,11 +107,16 @@ func (e *remediationExporter) Start(ctx context.Context, host component.Host) er
 		if cs, err = kubernetes.NewForConfig(rc); err != nil {
 			return fmt.Errorf("accelerator_remediation: kubernetes: %w", err)
 		}
+		if dyn, err = dynamic.NewForConfig(rc); err != nil {
+			return fmt.Errorf("accelerator_remediation: kubernetes: %w", err)
+		}
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	e.cancel = cancel
+	var cluster *kube.Cluster
 	if cs != nil {
 		cl := &kube.Cluster{CS: cs, Prefix: e.cfg.Prefix, Component: "otelcol-accel-remediator"}
+		cluster = cl
 		execs.Add(kube.Condition{Cluster: cl}, kube.Event{Cluster: cl}, kube.Cordon{Cluster: cl},
 			kube.EvictHolders{Cluster: cl}, kube.Drain{Cluster: cl}, kube.RestartWorkload{Cluster: cl}, kube.DeviceTaint{Cluster: cl})
 		approvals = kube.Approvals{Cluster: cl}
@@ -119,6 +126,9 @@ func (e *remediationExporter) Start(ctx context.Context, host component.Host) er
 	if err := e.addAWS(ctx, execs); err != nil {
 		cancel()
 		return err
+	}
+	if dyn != nil {
+		execs.Add(replaceInstance{karpenter: kube.ReplaceKarpenterNode{Cluster: cluster, Dynamic: dyn}, asg: execs[xid.StepMarkUnhealthy]})
 	}
 	if e.cfg.Escalation.Endpoint != "" {
 		client, err := e.cfg.Escalation.ToClient(ctx, host.GetExtensions(), e.set.TelemetrySettings)

@@ -23,6 +23,9 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorremediationexporter/internal/engine"
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorremediationexporter/internal/metadata"
@@ -75,6 +78,10 @@ func runWithKubeAPIServer(m *testing.M) int {
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "FAIL: shipped RBAC:", err)
+			return 1
+		}
+		if err := installNodeClaimCRD(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "FAIL: NodeClaim CRD:", err)
 			return 1
 		}
 		code := m.Run()
@@ -137,6 +144,8 @@ func start(t *testing.T, cfg *Config, clk *clock, host component.Host) *harness 
 	e.now, e.manual = clk.now, true
 	if server != nil {
 		e.clientset = server.Client(remediator)
+		e.dynamic, err = dynamic.NewForConfig(server.Config(remediator))
+		require.NoError(t, err)
 	}
 	if host == nil {
 		host = componenttest.NewNopHost()
@@ -290,4 +299,42 @@ func fileStorage(t *testing.T, dir string) (extension.Extension, component.ID) {
 	require.NoError(t, err)
 	require.NoError(t, ext.Start(context.Background(), componenttest.NewNopHost()))
 	return ext, id
+}
+
+var nodeClaims = schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1", Resource: "nodeclaims"}
+
+// installNodeClaimCRD serves Karpenter's NodeClaim kind (karpenter.sh/v1),
+// schema left open: the remediator reads only status.nodeName.
+func installNodeClaimCRD(ctx context.Context) error {
+	dyn, err := dynamic.NewForConfig(server.Config(""))
+	if err != nil {
+		return err
+	}
+	crd := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+		"metadata": map[string]any{"name": "nodeclaims.karpenter.sh"},
+		"spec": map[string]any{
+			"group": "karpenter.sh", "scope": "Cluster",
+			"names": map[string]any{"plural": "nodeclaims", "singular": "nodeclaim", "kind": "NodeClaim", "listKind": "NodeClaimList"},
+			"versions": []any{map[string]any{
+				"name": "v1", "served": true, "storage": true,
+				"schema": map[string]any{"openAPIV3Schema": map[string]any{"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+			}},
+		},
+	}}
+	crds := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+	if _, err := dyn.Resource(crds).Create(ctx, crd, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		_, err := dyn.Resource(nodeClaims).List(ctx, metav1.ListOptions{})
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("NodeClaim CRD not served: %w", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }

@@ -21,8 +21,11 @@ import (
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorremediationexporter/internal/engine"
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorremediationexporter/internal/escalate"
@@ -458,4 +461,36 @@ func deviceMetrics(node, device string, values map[time.Time]float64) pmetric.Me
 		e.Attributes().PutStr("error.type", "uncorrected")
 	}
 	return md
+}
+
+// replace_device on a Karpenter node: cordoned, drained, and its NodeClaim
+// deleted so that Karpenter replaces it (no Auto Scaling call).
+func TestReplaceDeviceOnAKarpenterNode(t *testing.T) {
+	needServer(t)
+	ctx := context.Background()
+	k := admin()
+	k.mkNode(t, "karp-1", "p5.48xlarge")
+	dyn, err := dynamic.NewForConfig(server.Config(""))
+	require.NoError(t, err)
+	_, err = dyn.Resource(nodeClaims).Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim", "metadata": map[string]any{"name": "gpu-xk2p9"},
+		"status": map[string]any{"nodeName": "karp-1"},
+	}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	cfg := testConfig()
+	cfg.Mode = engine.Automatic
+	h := start(t, cfg, &clock{t: t0}, nil)
+	h.send(event{node: "karp-1", device: "GPU-157", xid: 157})
+	h.tick()
+	p := h.only()
+	require.Equal(t, plan.Succeeded, p.State, p.Reason)
+	for _, s := range p.Steps {
+		if s.Kind == xid.StepMarkUnhealthy {
+			assert.Equal(t, plan.StepSucceeded, s.State)
+			assert.Contains(t, s.Outcome, "NodeClaim gpu-xk2p9 deleted")
+		}
+	}
+	_, err = dyn.Resource(nodeClaims).Get(ctx, "gpu-xk2p9", metav1.GetOptions{})
+	assert.True(t, apierrors.IsNotFound(err), "%v", err)
+	assert.True(t, k.node(t, "karp-1").Spec.Unschedulable)
 }

@@ -20,6 +20,7 @@ var remediatorRules = map[string][]string{
 	"/pods/eviction":                   {"create"},
 	"/events":                          {"create"},
 	"resource.k8s.io/devicetaintrules": {"create"},
+	"karpenter.sh/nodeclaims":          {"list", "delete"},
 }
 
 var remediatorLeaseRules = map[string][]string{

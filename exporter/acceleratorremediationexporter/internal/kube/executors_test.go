@@ -9,8 +9,10 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorremediationexporter/internal/executor"
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorremediationexporter/internal/plan"
@@ -290,4 +292,31 @@ func TestCountNodes(t *testing.T) {
 	n, err := cluster().CountNodes(ctx, "trn1.32xlarge")
 	require.NoError(t, err)
 	assert.Equal(t, 2, n)
+}
+
+func TestReplaceKarpenterNodeDeletesItsNodeClaim(t *testing.T) {
+	ctx := context.Background()
+	mkNode(t, "karp-1", "p5.48xlarge")
+	mkNodeClaim(t, "default-abc12", "karp-1")
+	mkNodeClaim(t, "default-other", "karp-2")
+	p := gpuPlan(t, 157, plan.Subject{Node: "karp-1"})
+	out, err := karpenter().Run(ctx, p, true)
+	require.NoError(t, err)
+	assert.Contains(t, out.Detail, "NodeClaim default-abc12 deleted")
+	dyn, err := dynamic.NewForConfig(server.Config("")) // the admin reads
+	require.NoError(t, err)
+	_, err = dyn.Resource(NodeClaims).Get(ctx, "default-abc12", metav1.GetOptions{})
+	require.NoError(t, err, "a dry run deletes nothing")
+
+	_, err = karpenter().Run(ctx, p, false)
+	require.NoError(t, err)
+	_, err = dyn.Resource(NodeClaims).Get(ctx, "default-abc12", metav1.GetOptions{})
+	assert.True(t, apierrors.IsNotFound(err), "%v", err)
+	_, err = dyn.Resource(NodeClaims).Get(ctx, "default-other", metav1.GetOptions{})
+	require.NoError(t, err, "another node's claim stays")
+
+	out, err = karpenter().Run(ctx, gpuPlan(t, 157, plan.Subject{Node: "not-karpenter"}), false)
+	require.NoError(t, err)
+	assert.True(t, out.Skipped)
+	assert.Equal(t, NotKarpenter, out.Detail)
 }

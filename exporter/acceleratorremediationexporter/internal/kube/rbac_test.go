@@ -35,6 +35,7 @@ func exerciseAll(ctx context.Context, t *testing.T) error {
 	mkPod(t, ns, "holder", node, "ReplicaSet", nil)
 	mkPod(t, ns, "app", node, "ReplicaSet", nil)
 	mkPod(t, ns, "drained", node, "ReplicaSet", nil)
+	mkNodeClaim(t, "claim-"+node, node)
 	c := cluster()
 	subj := plan.Subject{Node: node, DeviceID: "GPU-rbac", DRADriver: "gpu.nvidia.com", DRAPool: node, DRADevice: "gpu-0",
 		HoldersKnown: true, Holders: []plan.Pod{{Namespace: ns, Name: "holder"}}}
@@ -50,6 +51,7 @@ func exerciseAll(ctx context.Context, t *testing.T) error {
 		func() error { _, err := (EvictHolders{c}).Run(ctx, p, false); return err },
 		func() error { _, err := (RestartWorkload{c}).Run(ctx, app, false); return err },
 		func() error { _, err := (Drain{c}).Run(ctx, p, false); return err },
+		func() error { _, err := karpenter().Run(ctx, p, false); return err },
 		func() error { return lease(ctx, c, "rbac-"+node) },
 	}
 	for _, s := range steps {
