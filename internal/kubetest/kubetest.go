@@ -130,7 +130,7 @@ func Start(ctx context.Context, dir string, ids ...Identity) (*Server, error) {
 		"--listen-client-urls="+s.etcdURL, "--advertise-client-urls="+s.etcdURL,
 		"--listen-peer-urls="+peer, "--initial-advertise-peer-urls="+peer,
 		"--initial-cluster=kubetest="+peer)
-	s.etcd.Stdout, s.etcd.Stderr = logs, logs
+	s.etcd.Stdout, s.etcd.Stderr, s.etcd.SysProcAttr = logs, logs, procAttr()
 	if err := s.etcd.Start(); err != nil {
 		return nil, fmt.Errorf("etcd: %w", err)
 	}
@@ -200,7 +200,7 @@ func (s *Server) startAPIServer(ctx context.Context) error {
 		// this admission plugin wants for every pod.
 		"--disable-admission-plugins=ServiceAccount",
 	)
-	cmd.Stdout, cmd.Stderr = s.logs, s.logs
+	cmd.Stdout, cmd.Stderr, cmd.SysProcAttr = s.logs, s.logs, procAttr()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("kube-apiserver: %w", err)
 	}
