@@ -44,8 +44,14 @@ type api struct {
 	view       *fleet.View
 	viewAt     time.Time
 	generation uint64 // bumped by every synchronous rebuild and invalidation
+	dirty      bool   // a write made the view wrong: rebuild before answering
 	refreshing bool
 	refreshes  sync.WaitGroup
+	// problem is why the last rebuild failed (empty once one works): the
+	// view is then the last good one, older than it should be, and the
+	// answers say so (session, X-Insights-Backend-Problem).
+	problem      string
+	problemSince time.Time
 	// answers are the encoded answers of this view, by URL: a view does
 	// not change, so a page's parallel requests and a room of browsers
 	// cost one computation each per view.
@@ -117,12 +123,14 @@ func writeError(w http.ResponseWriter, status int, err error) {
 
 // currentView returns the view: fresh (younger than viewTTL), else the
 // previous one while a background rebuild runs, else (none yet, older than
-// maxStale, or invalidated by a write) one built now.
+// maxStale, or invalidated by a write) one built now. A failed or
+// incomplete rebuild never replaces a good view: the last good one is
+// answered from, and the problem reported.
 func (a *api) currentView(ctx context.Context) (*fleet.View, error) {
 	a.mu.Lock()
 	now := a.now()
 	age := now.Sub(a.viewAt)
-	if a.view != nil && !now.Before(a.viewAt) {
+	if a.view != nil && !a.dirty && !now.Before(a.viewAt) {
 		if age < viewTTL {
 			v := a.view
 			a.mu.Unlock()
@@ -142,7 +150,17 @@ func (a *api) currentView(ctx context.Context) (*fleet.View, error) {
 	a.generation++
 	gen := a.generation
 	a.mu.Unlock()
-	return a.build(ctx, gen)
+	v, err := a.build(ctx, gen)
+	if err == nil {
+		return v, nil
+	}
+	a.warn.Warn("backend", "the console's backend did not answer fully; pages show the last good view", zap.String("backend", a.backend.Name()), zap.Error(err))
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.view != nil {
+		return a.view, nil
+	}
+	return nil, err
 }
 
 // build makes a view and keeps it unless a newer build or a write came
@@ -151,16 +169,31 @@ func (a *api) build(ctx context.Context, gen uint64) (*fleet.View, error) {
 	at := a.now()
 	snap, err := a.backend.Snapshot(ctx)
 	if err != nil {
+		a.mu.Lock()
+		if a.problem == "" {
+			a.problemSince = at
+		}
+		a.problem = err.Error()
+		a.mu.Unlock()
 		return nil, err
 	}
 	logs := a.logs.Snapshot()
 	v := fleet.NewView(snap, &logs, a.idle)
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.problem, a.problemSince = "", time.Time{}
 	if gen == a.generation {
-		a.view, a.viewAt, a.answers = v, at, map[string][]byte{}
+		a.view, a.viewAt, a.answers, a.dirty = v, at, map[string][]byte{}, false
 	}
 	return v, nil
+}
+
+// backendProblem is why the view is older than it should be ("" when it
+// is not) and since when.
+func (a *api) backendProblem() (string, time.Time) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.problem, a.problemSince
 }
 
 // refresh rebuilds the view in the background.
@@ -169,17 +202,20 @@ func (a *api) refresh(gen uint64) {
 	ctx, cancel := context.WithTimeout(context.Background(), maxStale)
 	defer cancel()
 	if _, err := a.build(ctx, gen); err != nil {
-		a.warn.Warn("backend", "the console's backend did not answer; pages show the previous view", zap.String("backend", a.backend.Name()), zap.Error(err))
+		a.warn.Warn("backend", "the console's backend did not answer fully; pages show the last good view", zap.String("backend", a.backend.Name()), zap.Error(err))
 	}
 	a.mu.Lock()
 	a.refreshing = false
 	a.mu.Unlock()
 }
 
-// invalidate drops the view after a write, so the next request sees it.
+// invalidate marks the view wrong after a write, so the next request
+// rebuilds it (and, should that fail, still has it to answer from). Its
+// encoded answers go at once.
 func (a *api) invalidate() {
 	a.mu.Lock()
-	a.view = nil
+	a.dirty = true
+	a.answers = nil
 	a.generation++
 	a.mu.Unlock()
 }
@@ -225,9 +261,11 @@ func (a *api) withViewMemo(extra []string, fn viewFunc, memo bool) http.HandlerF
 		}
 		v, err := a.currentView(r.Context())
 		if err != nil {
-			a.warn.Warn("backend", "the console's backend did not answer", zap.String("backend", a.backend.Name()), zap.Error(err))
 			writeError(w, http.StatusBadGateway, fmt.Errorf("%s backend: %w", a.backend.Name(), err))
 			return
+		}
+		if problem, _ := a.backendProblem(); problem != "" {
+			w.Header().Set(problemHeader, problem[:min(len(problem), 512)])
 		}
 		key := r.URL.Path + "?" + r.URL.RawQuery
 		if memo {
@@ -263,11 +301,21 @@ func (a *api) withViewMemo(extra []string, fn viewFunc, memo bool) http.HandlerF
 	}
 }
 
+// problemHeader carries, on a view's answers, why the view is the last
+// good one rather than a fresh one.
+const problemHeader = "X-Insights-Backend-Problem"
+
 func (a *api) session(w http.ResponseWriter, _ *http.Request) {
+	problem, since := a.backendProblem()
+	var problemSince any
+	if problem != "" {
+		problemSince = since.UTC()
+	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"csrf_token": a.token, "backend": a.backend.Name(), "version": a.version,
 		"retention_seconds": a.retention.Seconds(), "rate_window_seconds": a.rateWindow.Seconds(),
-		"generated_at": a.now().UTC(),
+		"generated_at":    a.now().UTC(),
+		"backend_problem": problem, "backend_problem_since": problemSince,
 	})
 }
 

@@ -21,6 +21,7 @@ type Store struct {
 	step       time.Duration
 	report     func(error)
 	now        func() time.Time
+	complete   completeness
 }
 
 // New returns a Store querying base (the server's URL, without /api/v1)
@@ -130,11 +131,22 @@ func (st *Store) Snapshot(ctx context.Context) (*fleet.Snapshot, error) {
 			return nil, err
 		}
 	}
-	st.report(nil)
 	for i, q := range queries {
 		q.apply(results[i])
 	}
-	return b.snapshot(now), nil
+	snap := b.snapshot(now)
+	devices := 0
+	for i := range snap.Resources {
+		if snap.Resources[i].Health != "" {
+			devices++
+		}
+	}
+	if err := st.complete.check(devices, now); err != nil {
+		st.report(err)
+		return nil, err
+	}
+	st.report(nil)
+	return snap, nil
 }
 
 func (st *Store) serverQueries(b *builder, win string) []query {
