@@ -5,39 +5,13 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/component/componenttest"
-	"go.opentelemetry.io/collector/extension"
-	"go.opentelemetry.io/collector/extension/extensiontest"
 
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorinsightsexporter/internal/fixture"
+	"github.com/otelcol-accel/otelcol-accel/internal/componenthealth/componenthealthtest"
+	"github.com/otelcol-accel/otelcol-accel/internal/filestoragetest"
 )
-
-// extensionHost is a component.Host with running extensions, as the
-// collector's service gives one.
-type extensionHost struct {
-	component.Host
-	ext map[component.ID]component.Component
-}
-
-func (h extensionHost) GetExtensions() map[component.ID]component.Component { return h.ext }
-
-// startFileStorage runs the contrib file_storage extension over dir.
-func startFileStorage(t *testing.T, dir string) (extension.Extension, component.ID) {
-	t.Helper()
-	f := filestorage.NewFactory()
-	cfg := f.CreateDefaultConfig().(*filestorage.Config)
-	cfg.Directory = dir
-	id := component.NewID(f.Type())
-	set := extensiontest.NewNopSettings(f.Type())
-	set.ID = id
-	ext, err := f.Create(context.Background(), set, cfg)
-	require.NoError(t, err)
-	require.NoError(t, ext.Start(context.Background(), componenttest.NewNopHost()))
-	return ext, id
-}
 
 // A finding dismissed in one run is still dismissed after a restart over
 // the same file_storage directory, and one acknowledged too; the findings
@@ -46,14 +20,14 @@ func TestDecisionsSurviveRestartThroughFileStorage(t *testing.T) {
 	dir := t.TempDir()
 	var dismissed, acked string
 	run := func(first bool) map[string]string {
-		ext, extID := startFileStorage(t, dir)
+		ext, extID := filestoragetest.StartNoCleanup(t, dir)
 		defer func() { require.NoError(t, ext.Shutdown(context.Background())) }()
 		cfg := testConfig()
 		cfg.Storage = &extID
 		states := map[string]string{}
 		// The console stops before its storage extension, as in the
 		// collector (deferred calls run last-in first-out).
-		c := startConsoleNoCleanup(t, cfg, extensionHost{componenttest.NewNopHost(), map[component.ID]component.Component{extID: ext}}, "restart")
+		c := startConsoleNoCleanup(t, cfg, &componenthealthtest.Host{Extensions: map[component.ID]component.Component{extID: ext}}, "restart")
 		defer c.stop(t)
 		c.feed(t, fixture.Now)
 		if first {

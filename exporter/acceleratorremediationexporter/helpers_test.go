@@ -10,13 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/exporter/exportertest"
-	"go.opentelemetry.io/collector/extension"
-	"go.opentelemetry.io/collector/extension/extensiontest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.uber.org/zap"
@@ -278,28 +275,6 @@ func (kubetestClient) approve(t *testing.T, node, id string) {
 }
 
 func approveMode(cfg *Config) *Config { cfg.Mode = engine.Approve; return cfg }
-
-type extensionHost struct {
-	component.Host
-	ext map[component.ID]component.Component
-}
-
-func (h extensionHost) GetExtensions() map[component.ID]component.Component { return h.ext }
-
-// fileStorage runs contrib's file_storage extension over dir.
-func fileStorage(t *testing.T, dir string) (extension.Extension, component.ID) {
-	t.Helper()
-	f := filestorage.NewFactory()
-	cfg := f.CreateDefaultConfig().(*filestorage.Config)
-	cfg.Directory = dir
-	id := component.NewID(f.Type())
-	set := extensiontest.NewNopSettings(f.Type())
-	set.ID = id
-	ext, err := f.Create(context.Background(), set, cfg)
-	require.NoError(t, err)
-	require.NoError(t, ext.Start(context.Background(), componenttest.NewNopHost()))
-	return ext, id
-}
 
 var nodeClaims = schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1", Resource: "nodeclaims"}
 

@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/otel/attribute"
@@ -31,6 +30,8 @@ import (
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorremediationexporter/internal/escalate"
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorremediationexporter/internal/plan"
 	"github.com/otelcol-accel/otelcol-accel/internal/accelschema"
+	"github.com/otelcol-accel/otelcol-accel/internal/componenthealth/componenthealthtest"
+	"github.com/otelcol-accel/otelcol-accel/internal/filestoragetest"
 	"github.com/otelcol-accel/otelcol-accel/internal/xid"
 )
 
@@ -405,10 +406,10 @@ func TestRestartResumesFromStorage(t *testing.T) {
 	cfg := testConfig()
 	cfg.Mode = engine.Automatic
 	run := func() (*harness, func()) {
-		ext, id := fileStorage(t, dir)
+		ext, id := filestoragetest.StartNoCleanup(t, dir)
 		c := *cfg
 		c.Storage = &id
-		h := start(t, &c, clk, extensionHost{componenttest.NewNopHost(), map[component.ID]component.Component{id: ext}})
+		h := start(t, &c, clk, &componenthealthtest.Host{Extensions: map[component.ID]component.Component{id: ext}})
 		return h, func() {
 			require.NoError(t, h.e.Shutdown(ctx))
 			require.NoError(t, ext.Shutdown(ctx))

@@ -24,6 +24,7 @@ import (
 	"go.opentelemetry.io/collector/receiver/otlpreceiver"
 
 	"github.com/otelcol-accel/otelcol-accel/exporter/emfexporter/internal/metadata"
+	"github.com/otelcol-accel/otelcol-accel/internal/componenthealth/componenthealthtest"
 	"github.com/otelcol-accel/otelcol-accel/internal/cwlogstest"
 )
 
@@ -167,7 +168,7 @@ func TestCloudWatchEMFExampleConfig(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, storage.Start(context.Background(), componenttest.NewNopHost()))
 	defer func() { require.NoError(t, storage.Shutdown(context.Background())) }()
-	host := storageHost{Host: componenttest.NewNopHost(), ext: map[component.ID]component.Component{component.MustNewIDWithName("file_storage", "queue"): storage}}
+	host := &componenthealthtest.Host{Extensions: map[component.ID]component.Component{component.MustNewIDWithName("file_storage", "queue"): storage}}
 	exp := createMetricsExporter(t, metrics, host)
 	md := nodeMetrics("ip-10-0-1-17", time.Now(), 3, 0)
 	require.NoError(t, exp.ConsumeMetrics(context.Background(), md))

@@ -245,14 +245,6 @@ func TestCumulativeCountersArriveAsDeltas(t *testing.T) {
 	assert.Equal(t, []string{"100", "150", "50"}, values)
 }
 
-// storageHost offers extensions (file_storage) to the components it starts.
-type storageHost struct {
-	component.Host
-	ext map[component.ID]component.Component
-}
-
-func (h storageHost) GetExtensions() map[component.ID]component.Component { return h.ext }
-
 func TestLogsShipAsStructuredJSON(t *testing.T) {
 	isolateAWS(t)
 	srv := cwlogstest.New("us-east-1")

@@ -5,15 +5,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/component/componenttest"
-	"go.opentelemetry.io/collector/extension/extensiontest"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	"github.com/otelcol-accel/otelcol-accel/internal/componenthealth/componenthealthtest"
 	"github.com/otelcol-accel/otelcol-accel/internal/cwlogstest"
+	"github.com/otelcol-accel/otelcol-accel/internal/filestoragetest"
 )
 
 // collector is what a collector process holds for this test: a file_storage
@@ -26,23 +25,16 @@ type collector struct {
 	}
 }
 
-var storageID = component.MustNewID("file_storage")
-
 func startCollector(t *testing.T, dir string, srv *cwlogstest.Server, persistent bool) collector {
 	t.Helper()
-	f := filestorage.NewFactory()
-	scfg := f.CreateDefaultConfig().(*filestorage.Config)
-	scfg.Directory = dir
-	storage, err := f.Create(context.Background(), extensiontest.NewNopSettings(f.Type()), scfg)
-	require.NoError(t, err)
-	require.NoError(t, storage.Start(context.Background(), componenttest.NewNopHost()))
+	storage, storageID := filestoragetest.StartNoCleanup(t, dir)
 
 	cfg := testConfig(srv)
 	if persistent {
 		cfg.QueueConfig.Get().StorageID = &storageID
 	}
 	require.NoError(t, cfg.Validate())
-	host := storageHost{Host: componenttest.NewNopHost(), ext: map[component.ID]component.Component{storageID: storage}}
+	host := &componenthealthtest.Host{Extensions: map[component.ID]component.Component{storageID: storage}}
 	return collector{storage: storage, exp: createMetricsExporter(t, cfg, host)}
 }
 

@@ -10,13 +10,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
-	"go.opentelemetry.io/collector/component/componenttest"
-	"go.opentelemetry.io/collector/extension/extensiontest"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
+
+	"github.com/otelcol-accel/otelcol-accel/internal/filestoragetest"
 )
 
 // collector runs Run over a source and gathers what it hands on.
@@ -94,20 +93,10 @@ func start(t *testing.T, s Settings) (stop func()) {
 
 func startFileStorage(t *testing.T, dir string) storage.Client {
 	t.Helper()
-	f := filestorage.NewFactory()
-	cfg := f.CreateDefaultConfig().(*filestorage.Config)
-	cfg.Directory = dir
-	require.NoError(t, os.MkdirAll(dir, 0o700))
-	set := extensiontest.NewNopSettings(f.Type())
-	ext, err := f.Create(context.Background(), set, cfg)
-	require.NoError(t, err)
-	require.NoError(t, ext.Start(context.Background(), componenttest.NewNopHost()))
+	ext, _ := filestoragetest.Start(t, dir)
 	client, err := ext.(storage.Extension).GetClient(context.Background(), component.KindReceiver, component.MustNewID("dcgm"), "kernel_log")
 	require.NoError(t, err)
-	t.Cleanup(func() {
-		require.NoError(t, client.Close(context.Background()))
-		require.NoError(t, ext.Shutdown(context.Background()))
-	})
+	t.Cleanup(func() { require.NoError(t, client.Close(context.Background())) })
 	return client
 }
 

@@ -5,42 +5,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/open-telemetry/opentelemetry-collector-contrib/extension/storage/filestorage"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componenttest"
-	"go.opentelemetry.io/collector/extension"
 	"go.opentelemetry.io/collector/extension/extensiontest"
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/processor/processortest"
 
 	s "github.com/otelcol-accel/otelcol-accel/internal/accelschema"
+	"github.com/otelcol-accel/otelcol-accel/internal/componenthealth/componenthealthtest"
+	"github.com/otelcol-accel/otelcol-accel/internal/filestoragetest"
 	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorcostprocessor/internal/metadata"
 )
-
-// extensionHost is a component.Host with running extensions, as the
-// collector's service gives one.
-type extensionHost struct {
-	component.Host
-	ext map[component.ID]component.Component
-}
-
-func (h extensionHost) GetExtensions() map[component.ID]component.Component { return h.ext }
-
-// startFileStorage runs the contrib file_storage extension over dir.
-func startFileStorage(t *testing.T, dir string) (extension.Extension, component.ID) {
-	t.Helper()
-	f := filestorage.NewFactory()
-	cfg := f.CreateDefaultConfig().(*filestorage.Config)
-	cfg.Directory = dir
-	id := component.NewID(f.Type())
-	set := extensiontest.NewNopSettings(f.Type())
-	set.ID = id
-	ext, err := f.Create(context.Background(), set, cfg)
-	require.NoError(t, err)
-	require.NoError(t, ext.Start(context.Background(), componenttest.NewNopHost()))
-	return ext, id
-}
 
 // A restart keeps the training baselines: the first run learns a baseline of
 // 0.6 and saves it on shutdown through file_storage; a second processor over
@@ -53,12 +29,12 @@ func TestRestartKeepsBaselinesThroughFileStorage(t *testing.T) {
 	}
 
 	run := func(first time.Duration, batches int, tensor float64) costOut {
-		ext, extID := startFileStorage(t, dir)
+		ext, extID := filestoragetest.StartNoCleanup(t, dir)
 		defer func() { require.NoError(t, ext.Shutdown(context.Background())) }()
 		cfg := testConfig()
 		cfg.Baselines.Storage = &extID
 		cfg.Baselines.MinSamples = 5
-		h := newHarness(t, cfg, withHost(extensionHost{componenttest.NewNopHost(), map[component.ID]component.Component{extID: ext}}, processorID))
+		h := newHarness(t, cfg, withHost(&componenthealthtest.Host{Extensions: map[component.ID]component.Component{extID: ext}}, processorID))
 		var last costOut
 		for i := 0; i < batches; i++ {
 			last = costOf(h.send(at(first+time.Duration(i)*step), train(tensor)), "GPU-T", "")
@@ -96,13 +72,12 @@ func TestStorageMisconfigurationFailsStart(t *testing.T) {
 	require.NoError(t, err)
 	cfg.Baselines.Storage = &notStorage
 	p = newCostProcessor(processortest.NewNopSettings(metadata.Type), cfg)
-	host := extensionHost{componenttest.NewNopHost(), map[component.ID]component.Component{notStorage: ext}}
+	host := &componenthealthtest.Host{Extensions: map[component.ID]component.Component{notStorage: ext}}
 	require.ErrorContains(t, p.Start(context.Background(), host), "is not a storage extension")
 }
 
 func TestCorruptStoredBaselinesStartEmpty(t *testing.T) {
-	ext, extID := startFileStorage(t, t.TempDir())
-	defer func() { require.NoError(t, ext.Shutdown(context.Background())) }()
+	ext, extID := filestoragetest.Start(t, t.TempDir())
 	id := component.NewIDWithName(metadata.Type, "corrupt")
 	client, err := ext.(storage.Extension).GetClient(context.Background(), component.KindProcessor, id, baselinesKey)
 	require.NoError(t, err)
@@ -111,7 +86,7 @@ func TestCorruptStoredBaselinesStartEmpty(t *testing.T) {
 
 	cfg := testConfig()
 	cfg.Baselines.Storage = &extID
-	h := newHarness(t, cfg, withHost(extensionHost{componenttest.NewNopHost(), map[component.ID]component.Component{extID: ext}}, id))
+	h := newHarness(t, cfg, withHost(&componenthealthtest.Host{Extensions: map[component.ID]component.Component{extID: ext}}, id))
 	if n := h.logged.FilterMessageSnippet("stored training baselines are unreadable").Len(); n != 1 {
 		t.Fatalf("want one error about the stored baselines, got %d", n)
 	}
