@@ -72,7 +72,7 @@ func (k *Kmsg) Run(ctx context.Context, from Position, have bool, emit func(Line
 func (k *Kmsg) read(ctx context.Context, path, boot string, last *uint64, resume *bool, poll time.Duration, emit func(Line), problem func(Problem)) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return fmt.Errorf("cannot open %s: %w (mount the host's /dev/kmsg into the agent's pod and give it CAP_SYSLOG, or set health.kernel_log.source: journal or file)", path, err)
+		return fmt.Errorf("cannot open %s: %w (mount the host's /dev/kmsg read-only into the agent's pod and run its container privileged, as the shipped DaemonSets do, or set health.kernel_log.source: journal or file)", path, err)
 	}
 	stop := context.AfterFunc(ctx, func() { f.Close() }) // unblocks a read of /dev/kmsg
 	defer func() {
