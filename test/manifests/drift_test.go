@@ -30,7 +30,7 @@ var driftPairs = []struct {
 		"serviceAccount.annotations": map[string]any{"eks.amazonaws.com/role-arn": "arn:aws:iam::111122223333:role/otelcol-accel"}}, ""},
 	// The remediation overlay is the base (the Prometheus gateway) with the
 	// remediator; the chart's mode default is recommend, the layer's approve.
-	{"overlays/remediation", map[string]any{"destination": "prometheus", "remediation.enabled": true, "remediation.mode": "approve"},
+	{"overlays/remediation", map[string]any{"destination": "prometheus", "remediation.enabled": true, "remediation.mode": "recommend"},
 		"the overlay is on the base, whose gateway Service has no scrape annotations; the chart's prometheus destination always adds them (overlays/prometheus is compared with them)"},
 }
 
