@@ -25,6 +25,7 @@ var generatedConfigMaps = []generatedConfigMap{
 	{"base/configmaps.yaml", "otelcol-accel-gateway", []string{"gateway.yaml"}},
 	{"overlays/eks-cloudwatch-emf/gateway-config.yaml", "otelcol-accel-gateway", []string{"cloudwatch-emf.yaml"}},
 	{"overlays/eks-cloudwatch-otlp/gateway-config.yaml", "otelcol-accel-gateway", []string{"cloudwatch-otlp.yaml"}},
+	{"overlays/remediation/gateway-config.yaml", "otelcol-accel-gateway", []string{"remediation.yaml"}},
 	{"examples/sidecar-config.yaml", "otelcol-accel-sidecar", []string{"sidecar.yaml"}},
 }
 
