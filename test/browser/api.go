@@ -78,6 +78,7 @@ type (
 		Kind          string  `json:"kind"`
 		State         string  `json:"state"`
 		MonthlySaving float64 `json:"monthly_saving"`
+		Evidence      string  `json:"evidence"`
 		DeviceID      string  `json:"device_id"`
 		PartitionID   *string `json:"partition_id"`
 		Node          string  `json:"node"`

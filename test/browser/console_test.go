@@ -128,6 +128,7 @@ func checkConsole(t *testing.T, f *consoleFleet, b *Browser, tr truth, backend s
 	t.Run("a finding's dollars agree with the gateway's finding", func(t *testing.T) {
 		b := b.For(t)
 		checkFindingDollars(t, f, b)
+		checkFindingColumns(t, f, b)
 	})
 	t.Run("a team's cost agrees with Prometheus", func(t *testing.T) {
 		b := b.For(t)
@@ -224,6 +225,39 @@ func checkFindingDollars(t *testing.T, f *consoleFleet, b *Browser) {
 		}
 		if attempt == 3 {
 			t.Fatalf("finding dollars disagree with the gateway's findings:\n  %s", strings.Join(mismatches, "\n  "))
+		}
+	}
+}
+
+// checkFindingColumns: the finding column says what was found (and its
+// evidence), the action column what to do; the one does not repeat the
+// other.
+func checkFindingColumns(t *testing.T, f *consoleFleet, b *Browser) {
+	b.Visit(f.Base+"findings?state=all", "findings")
+	rows := EvalJSON[[]struct {
+		ID, Reason, Evidence, Action string
+	}](b, `[...document.querySelectorAll('table.findings tbody tr[data-finding]')].map((tr) => ({
+		id: tr.dataset.finding,
+		reason: tr.querySelector('[data-k=finding-reason]').textContent,
+		evidence: (tr.querySelector('[data-k=finding-evidence]') || {textContent: ''}).textContent,
+		action: tr.querySelector('[data-k=finding-action]').textContent}))`)
+	var want Findings
+	if err := f.API.Get("findings", query("state", "all"), &want); err != nil {
+		t.Fatal(err)
+	}
+	evidence := map[string]string{}
+	for _, x := range want.Findings {
+		evidence[x.ID] = x.Evidence
+	}
+	for _, r := range rows {
+		if r.Reason == "" || r.Action == "" || r.Action == "—" {
+			t.Errorf("finding %s: reason %q, action %q: both must be shown", r.ID, r.Reason, r.Action)
+		}
+		if strings.Contains(r.Reason, r.Action) {
+			t.Errorf("finding %s: the finding column %q repeats the action %q", r.ID, r.Reason, r.Action)
+		}
+		if ev, ok := evidence[r.ID]; ok && ev != r.Evidence {
+			t.Errorf("finding %s: evidence shown %q, the API's %q", r.ID, r.Evidence, ev)
 		}
 	}
 }

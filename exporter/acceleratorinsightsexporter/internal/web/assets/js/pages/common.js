@@ -70,6 +70,29 @@ export function wasteList(byReason) {
     h('li', {dataset: {reason: r.reason}}, h('span', null, words(r.reason)), ' ', h('b', null, perHour(r.per_hour)), ` · ${moneyRound(r.per_month)}/mo`)));
 }
 
+// findingReason says what was found, not what to do about it (the action
+// column says that; the API's summary joins both, so it is not shown):
+// the failure mode of unhealthy capacity, the profile a workload fits, the
+// cause of a latency regression.
+export function findingReason(f) {
+  switch (f.kind) {
+    case 'unhealthy_capacity':
+      return `unhealthy capacity: ${f.failure_mode ? words(f.failure_mode) : 'device not ok'}, paid for but unusable`;
+    case 'rightsizing':
+      return f.target ? `oversized: the workload fits ${f.target}` : 'oversized for its workload';
+    case 'inference_under_capacity':
+      return 'allocated capacity barely used';
+    case 'training_efficiency':
+      return 'training uses the device below its capacity';
+    case 'zone_imbalance':
+      return 'replicas unbalanced across zones';
+    case 'latency_regression':
+      return f.cause ? `latency regression: ${words(f.cause)}` : 'latency regression against its baseline';
+    default:
+      return words(f.kind);
+  }
+}
+
 const FINDING_ACTIONS = {open: ['acknowledge', 'dismiss'], acknowledged: ['dismiss', 'reopen'], dismissed: ['reopen']};
 
 // findingsTable lists findings with their state buttons; a button POSTs the
@@ -77,7 +100,8 @@ const FINDING_ACTIONS = {open: ['acknowledge', 'dismiss'], acknowledged: ['dismi
 export function findingsTable(list, {onChange} = {}) {
   const columns = [
     {label: 'kind', cell: (f) => badge(words(f.kind), `kind-${f.kind}`)},
-    {label: 'finding', cell: (f) => h('div', null, h('div', {class: 'summary'}, f.summary), f.evidence ? h('div', {class: 'evidence muted'}, f.evidence) : null)},
+    {label: 'finding', cell: (f) => h('div', null, h('div', {class: 'summary', dataset: {k: 'finding-reason'}}, findingReason(f)),
+      f.evidence ? h('div', {class: 'evidence muted', dataset: {k: 'finding-evidence'}}, f.evidence) : null)},
     {label: 'action', cell: (f) => h('span', {dataset: {k: 'finding-action'}}, f.action || words(f.health_action))},
     {label: '$/month', class: 'num', cell: (f) => h('span', {dataset: {k: 'finding-saving'}}, money(f.monthly_saving))},
     {label: 'device', cell: (f) => (f.device_id ? link(deviceHref(f.partition_id || f.device_id, f.node), f.partition_id || f.device_id) : '—')},
