@@ -7,8 +7,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 
 	s "github.com/otelcol-accel/otelcol-accel/internal/accelschema"
+	"github.com/otelcol-accel/otelcol-accel/internal/baseline"
 	"github.com/otelcol-accel/otelcol-accel/internal/pricing"
-	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorcostprocessor/internal/baseline"
 	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorcostprocessor/internal/window"
 )
 

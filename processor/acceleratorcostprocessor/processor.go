@@ -14,9 +14,9 @@ import (
 	"go.opentelemetry.io/collector/processor"
 	"go.uber.org/zap"
 
+	"github.com/otelcol-accel/otelcol-accel/internal/baseline"
 	"github.com/otelcol-accel/otelcol-accel/internal/componenthealth"
 	"github.com/otelcol-accel/otelcol-accel/internal/pricing"
-	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorcostprocessor/internal/baseline"
 )
 
 // warnEvery is how often one kind of problem (a missing price row, a broken

@@ -1,8 +1,10 @@
-// Package baseline keeps, per training workload and device model, what
-// "normal" tensor (or SM) activity looks like for that workload: an
-// exponentially weighted, time-weighted average whose weight halves every
-// half-life of data time. Training intervals are compared with it to find
-// inefficiency. Baselines outlive restarts through a storage extension
+// Package baseline keeps, per workload, device model and signal, what
+// "normal" looks like for that workload: an exponentially weighted,
+// time-weighted average whose weight halves every half-life of data time.
+// The accelerator_cost processor compares training intervals' tensor (or
+// SM) activity with it to find inefficiency; the accelerator_diagnosis
+// processor compares inference endpoints' TTFT and ITL percentiles with
+// theirs to find latency regressions. Baselines outlive restarts through a storage extension
 // (Marshal / Unmarshal), expire when their workload has not run for a TTL,
 // and are capped in number.
 package baseline
@@ -19,12 +21,14 @@ import (
 // Key names one baseline.
 type Key struct {
 	// Workload is "<namespace>/<workload name>" (or the name alone outside
-	// Kubernetes).
+	// Kubernetes); for an inference endpoint, the endpoint's key.
 	Workload string
-	// Model is hw.model of the device.
+	// Model is hw.model of the device (of a training workload), or the
+	// served model (of an inference endpoint).
 	Model string
-	// Signal is the metric the baseline averages (accelerator.tensor.active
-	// or accelerator.sm.active): the two are not comparable.
+	// Signal is what the baseline averages (accelerator.tensor.active or
+	// accelerator.sm.active, an endpoint's ttft_p95 or itl_p95): signals are
+	// not comparable with each other.
 	Signal string
 }
 
