@@ -193,3 +193,30 @@ func init() {
 	EnumFindingKind.Values = append(EnumFindingKind.Values,
 		EnumValue{FindingLatencyRegression, "an endpoint's TTFT or ITL p95 regressed against its own baseline; the cause names why"})
 }
+
+// The accelerator_diagnosis processor: latency regressions counted by cause.
+const (
+	EmitterDiagnosis         = "accelerator_diagnosis"
+	MetricLatencyRegressions = "accelerator.inference.latency_regressions"
+	UnitRegressions          = "{regression}"
+	AttrFindingAlso          = "accelerator.finding.also"
+	AttrInferenceEndpoint    = "accelerator.inference.endpoint"
+	// AttrRegressionCause is the cause on the metric's data points (the
+	// finding's own accelerator.finding.cause is a log attribute).
+	AttrRegressionCause = "accelerator.inference.regression.cause"
+)
+
+// EnumRegressionCause has the values of EnumFindingCause.
+var EnumRegressionCause = Enum{AttrRegressionCause, EnumFindingCause.Values}
+
+func init() {
+	Metrics = append(Metrics, MetricDef{MetricLatencyRegressions, CountedPerWorkload, Counter, UnitRegressions, "int", []string{AttrRegressionCause}, []string{EmitterDiagnosis}, false,
+		"Latency regressions of an inference endpoint (a latency_regression finding each), by the cause the diagnosis named."})
+	Attributes = append(Attributes,
+		AttributeDef{AttrRegressionCause, "string", ScopeDataPoint, &EnumRegressionCause, false,
+			"Cause of a latency regression, as the finding names it (`accelerator.finding.cause`)."},
+		AttributeDef{AttrFindingAlso, "string", ScopeLog, nil, false,
+			"On a latency_regression finding: the other causes whose evidence was present, strongest first (comma-separated)."},
+		AttributeDef{AttrInferenceEndpoint, "string", ScopeResource, nil, false,
+			"An inference endpoint as the diagnosis keys it: `<namespace>/<workload>`, else `<server.address>:<server.port>` (with `gen_ai.request.model` beside it)."})
+}
