@@ -24,6 +24,7 @@ import (
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorremediationexporter/internal/metadata"
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorremediationexporter/internal/plan"
 	"github.com/otelcol-accel/otelcol-accel/internal/componenthealth"
+	"github.com/otelcol-accel/otelcol-accel/internal/remediationplans"
 	"github.com/otelcol-accel/otelcol-accel/internal/xid"
 )
 
@@ -48,6 +49,11 @@ type remediationExporter struct {
 	clientset kubernetes.Interface
 	dynamic   dynamic.Interface
 	manual    bool
+
+	// console takes approvals from internal/remediationplans (the insights
+	// console); unregister removes this exporter from that registry.
+	console    *consoleApprovals
+	unregister func()
 
 	wakeCh chan struct{}
 	cancel context.CancelFunc
@@ -138,11 +144,12 @@ func (e *remediationExporter) Start(ctx context.Context, host component.Host) er
 		}
 		execs.Add(escalate.Webhook{Client: client, Endpoint: e.cfg.Escalation.Endpoint, Now: e.now, Evidence: e.bundleEvidence})
 	}
+	e.console = newConsoleApprovals(approvals)
 	e.engine = engine.New(engine.Config{
 		Modes: e.cfg.engineModes(), DefaultMode: e.cfg.Mode, ApprovalTTL: e.cfg.ApprovalTTL, DryRun: e.cfg.DryRun,
 		Guard: e.cfg.GuardRails, RetryInitial: e.cfg.Retry.InitialInterval, RetryMax: e.cfg.Retry.MaxInterval,
 		MaxAttempts: e.cfg.Retry.MaxAttempts, BlockedTimeout: e.cfg.EvictionTimeout,
-	}, e.store, execs, approvals, fleet, e.audit)
+	}, e.store, execs, e.console, fleet, e.audit)
 
 	if e.cfg.LeaderElection.Enabled && cs != nil {
 		e.elector = &leader.Elector{}
@@ -162,6 +169,7 @@ func (e *remediationExporter) Start(ctx context.Context, host component.Host) er
 		e.done.Add(1)
 		go e.loop(runCtx)
 	}
+	e.unregister = remediationplans.Register(e.set.ID, planSource{e})
 	return nil
 }
 
@@ -211,6 +219,9 @@ func (e *remediationExporter) tick(ctx context.Context) {
 }
 
 func (e *remediationExporter) Shutdown(ctx context.Context) error {
+	if e.unregister != nil {
+		e.unregister()
+	}
 	if e.cancel != nil {
 		e.cancel()
 		e.done.Wait()
