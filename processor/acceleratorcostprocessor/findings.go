@@ -239,14 +239,20 @@ func (p *costProcessor) inferenceUnderCapacity(st *resourceState, a *accrual) (f
 }
 
 // unhealthy is the unhealthy-capacity finding: what the device costs while it
-// can do nothing, and the action internal/xid recommends.
+// can do nothing, and the action internal/xid recommends: the health
+// event's, else that of the XID the device's hw.errors name
+// (healthcause.go); "contact support" only when nothing says why.
 func (p *costProcessor) unhealthy(st *resourceState, t pcommon.Timestamp, h *healthState) finding {
-	action, mode, desc := s.ActionContactSupport, "", "hw.status reports the device failed"
-	if h != nil && h.action != "" {
+	action, mode, desc, code := s.ActionContactSupport, "", "hw.status reports the device failed", ""
+	switch {
+	case h != nil && h.action != "":
 		action, mode = h.action, h.mode
 		if h.description != "" {
 			desc = h.description
 		}
+	case h != nil && h.cause.Action != "":
+		action, mode, code = h.cause.Action, h.cause.FailureMode, fmt.Sprint(h.cause.Code)
+		desc = fmt.Sprintf("XID %d, %s: %s", h.cause.Code, h.cause.Mnemonic, h.cause.Description)
 	}
 	price := st.devicePrice * st.share
 	return finding{
@@ -258,6 +264,7 @@ func (p *costProcessor) unhealthy(st *resourceState, t pcommon.Timestamp, h *hea
 		evidence: evidence(
 			"hw.state", s.HWStateFailed,
 			"failure_mode", mode,
+			"xid", code,
 			"price_per_hour", money(price),
 		),
 	}

@@ -83,6 +83,7 @@ func (p *costProcessor) recordDevice(o *observation, now time.Time) {
 			h.statusSince = o.sg.t
 		}
 		h.statusFailed, h.statusT = o.sg.statusFailed, o.sg.t
+		h.observeXIDs(o.sg.xids)
 	} else if h := p.health[id.hwID]; h != nil {
 		h.seen = now // a device that still reports keeps its health history
 	}

@@ -56,6 +56,7 @@ type signals struct {
 	hasProcUtil, hasProcMem bool
 
 	statusFailed, hasStatus bool
+	xids                    []xidCount // hw.errors{error.type=xid}
 
 	kv                     float64
 	hasKV                  bool
@@ -241,6 +242,8 @@ func readSignals(rm pmetric.ResourceMetrics) signals {
 				sg.procMem, sg.hasProcMem = sumAtLatest(dps, anyPoint)
 			case s.MetricStatus:
 				sg.readStatus(dps)
+			case s.MetricErrors:
+				sg.readXIDs(dps)
 			case s.MetricKVCacheUtilization:
 				v, _ := latest(dps)
 				sg.kv, sg.hasKV = ratio(v), !math.IsNaN(v)

@@ -7,6 +7,7 @@ import (
 
 	s "github.com/otelcol-accel/otelcol-accel/internal/accelschema"
 	"github.com/otelcol-accel/otelcol-accel/internal/mig"
+	"github.com/otelcol-accel/otelcol-accel/internal/xid"
 	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorcostprocessor/internal/window"
 )
 
@@ -139,7 +140,12 @@ type healthState struct {
 	statusT      pcommon.Timestamp
 	// statusSince is the data time hw.status turned failed.
 	statusSince pcommon.Timestamp
-	seen        time.Time
+	// cause is the failure the device's XID counts name (healthcause.go),
+	// for a failure no health event has explained; xidCounts are the
+	// counts last seen.
+	cause     xid.Classification
+	xidCounts map[int]float64
+	seen      time.Time
 }
 
 // failedAt reports whether the interval that ends at t is spent failed: the
