@@ -16,12 +16,16 @@
 package cwlogstest
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"strings"
 	"sync"
+	"time"
+
+	"github.com/otelcol-accel/otelcol-accel/internal/cwotlptest"
 )
 
 // Server is the fake.
@@ -32,6 +36,9 @@ type Server struct {
 
 	// countOnly: see CountOnly.
 	countOnly bool
+	// secrets of the access keys whose signatures are verified (see
+	// VerifySignatures); nil checks the Authorization header's form only.
+	secrets map[string]string
 
 	mu     sync.Mutex
 	groups map[string]*logGroup
@@ -55,6 +62,18 @@ type Option func(*Server)
 // checked.
 func CountOnly() Option {
 	return func(s *Server) { s.countOnly = true }
+}
+
+// VerifySignatures makes the server check every CloudWatch Logs request's
+// Signature Version 4 as AWS does (cwotlptest.VerifySigV4: the real signer
+// over the method, path, signed headers and the SHA-256 of the body as it
+// arrived) with the secret of accessKeyID or of the credentials its STS
+// hands out, and refuse the rest with 403 as CloudWatch does. Without it
+// only the header's form, region and service are checked.
+func VerifySignatures(accessKeyID, secretAccessKey string) Option {
+	return func(s *Server) {
+		s.secrets = map[string]string{accessKeyID: secretAccessKey, AssumedAccessKey: assumedSecret}
+	}
 }
 
 // New starts a server on 127.0.0.1 for region.
@@ -107,6 +126,9 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 			s.violate("%s: signed for region %q service %q, want %q and logs", op, m[3], m[4], s.Region)
 		}
 	}
+	if !s.signedBy(w, r, op, body, m) {
+		return
+	}
 	if f, ok := s.fault(op); ok {
 		s.refuse(w, r, op, body, f)
 		return
@@ -124,4 +146,27 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		s.violate("unsupported operation %s", op)
 		writeError(w, Fault{Status: 400, Type: "UnknownOperationException"})
 	}
+}
+
+// signedBy verifies the request's signature when VerifySignatures is on;
+// a request that fails is a violation, answered as CloudWatch answers it.
+// m is the Authorization header matched by credentialRE (nil: not SigV4).
+func (s *Server) signedBy(w http.ResponseWriter, r *http.Request, op string, body []byte, m []string) bool {
+	if s.secrets == nil {
+		return true
+	}
+	var err error
+	if m == nil {
+		err = fmt.Errorf("no SigV4 Authorization header")
+	} else if secret, ok := s.secrets[m[1]]; !ok {
+		err = fmt.Errorf("signed with access key %q, which the server does not know", m[1])
+	} else {
+		err = cwotlptest.VerifySigV4(r, body, cwotlptest.Credentials{AccessKeyID: m[1], SecretAccessKey: secret}, s.Region, "logs", time.Now())
+	}
+	if err != nil {
+		s.violate("%s: %v", op, err)
+		writeError(w, Fault{Status: http.StatusForbidden, Type: "InvalidSignatureException", Message: err.Error()})
+		return false
+	}
+	return true
 }

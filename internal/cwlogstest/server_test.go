@@ -2,11 +2,18 @@ package cwlogstest
 
 import (
 	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -176,4 +183,48 @@ func TestServerBoundsViolations(t *testing.T) {
 	v := s.Violations()
 	require.Len(t, v, maxViolations+1)
 	assert.Equal(t, "… and 5 more", v[maxViolations])
+}
+
+// signed is a PutLogEvents request signed by the SDK's signer over signedBody
+// and carrying body.
+func signed(t *testing.T, s *Server, secret string, signedBody, body []byte) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, s.URL+"/", bytes.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("X-Amz-Target", "Logs_20140328.PutLogEvents")
+	req.Header.Set("Content-Type", "application/x-amz-json-1.1")
+	sum := sha256.Sum256(signedBody)
+	creds := aws.Credentials{AccessKeyID: "AKIDTEST", SecretAccessKey: secret}
+	require.NoError(t, v4.NewSigner().SignHTTP(context.Background(), creds, req, hex.EncodeToString(sum[:]), "logs", "us-east-1", time.Now()))
+	return req
+}
+
+func TestSignaturesAreVerified(t *testing.T) {
+	s := New("us-east-1", VerifySignatures("AKIDTEST", "right-secret"))
+	defer s.Close()
+	s.groups["g"] = &logGroup{streams: map[string]bool{"s": true}}
+	b, err := json.Marshal(put(ev{1, goodEMF}))
+	require.NoError(t, err)
+	other := bytes.Replace(b, []byte(`"timestamp":1`), []byte(`"timestamp":2`), 1)
+	require.NotEqual(t, b, other)
+	for _, c := range []struct {
+		name         string
+		secret       string
+		signed, sent []byte
+		status       int
+	}{
+		{"good", "right-secret", b, b, 200},
+		{"wrong secret", "wrong-secret", b, b, 403},
+		{"body changed after signing", "right-secret", b, other, 403},
+	} {
+		resp, err := http.DefaultClient.Do(signed(t, s, c.secret, c.signed, c.sent))
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Equal(t, c.status, resp.StatusCode, c.name)
+	}
+	v := s.Violations()
+	require.Len(t, v, 2)
+	assert.Contains(t, v[0], "signature does not match")
+	assert.Contains(t, v[1], "signature does not match")
+	assert.Len(t, s.AllEvents(), 1)
 }

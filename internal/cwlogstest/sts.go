@@ -10,6 +10,9 @@ import (
 // AssumedAccessKey is the access key id the fake STS hands out.
 const AssumedAccessKey = "ASIAFAKEASSUMEDROLE1"
 
+// assumedSecret is the secret key that goes with AssumedAccessKey.
+const assumedSecret = "fakeSecretFromAssumedRole"
+
 // assumeRole answers STS AssumeRole (query protocol, XML), so a test can
 // tell from AccessKeys that CloudWatch Logs calls were signed with the
 // assumed role's credentials.
@@ -26,7 +29,7 @@ func (s *Server) assumeRole(w http.ResponseWriter, body []byte) {
   <AssumeRoleResult>
     <Credentials>
       <AccessKeyId>%s</AccessKeyId>
-      <SecretAccessKey>fakeSecretFromAssumedRole</SecretAccessKey>
+      <SecretAccessKey>%s</SecretAccessKey>
       <SessionToken>fakeSessionToken</SessionToken>
       <Expiration>%s</Expiration>
     </Credentials>
@@ -36,5 +39,5 @@ func (s *Server) assumeRole(w http.ResponseWriter, body []byte) {
     </AssumedRoleUser>
   </AssumeRoleResult>
   <ResponseMetadata><RequestId>c6104cbe-af31-11e0-8154-cbc7ccf896c7</RequestId></ResponseMetadata>
-</AssumeRoleResponse>`, AssumedAccessKey, time.Now().Add(time.Hour).UTC().Format(time.RFC3339), role, form.Get("RoleSessionName"), form.Get("RoleSessionName"))
+</AssumeRoleResponse>`, AssumedAccessKey, assumedSecret, time.Now().Add(time.Hour).UTC().Format(time.RFC3339), role, form.Get("RoleSessionName"), form.Get("RoleSessionName"))
 }

@@ -49,3 +49,33 @@ func FuzzString(f *testing.F) {
 		}
 	})
 }
+
+// Bytes must write what String writes, byte for byte: the body of a
+// PutLogEvents call is measured against limits computed from the same
+// escaping.
+func TestBytesIsString(t *testing.T) {
+	for _, s := range []string{"", "plain", `{"_aws":{"a":"b\"c"},"x":"\\"}`, "tab\tnew\nline\r", "\x00\x1f\x7f", "é漢字🙂", "\u2028\u2029", "bad \xff utf8", "cut \xe6\xbc"} {
+		assert.Equal(t, string(String(nil, s)), string(Bytes(nil, []byte(s))), "%q", s)
+	}
+}
+
+func FuzzBytes(f *testing.F) {
+	for _, s := range []string{"", `{"a":"\"b"}`, "\xff\xfe", "\u2028"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, s []byte) {
+		b := Bytes(nil, s)
+		if want := String(nil, string(s)); string(b) != string(want) {
+			t.Fatalf("%q: Bytes wrote %s, String %s", s, b, want)
+		}
+	})
+}
+
+func BenchmarkBytes(b *testing.B) {
+	msg := []byte(`{"_aws":{"Timestamp":1772366400000,"CloudWatchMetrics":[{"Namespace":"Accelerators","Dimensions":[["cluster","k8s.node.name","hw.id"]],"Metrics":[{"Name":"hw.gpu.utilization","Unit":"Percent","StorageResolution":60}]}]},"cluster":"prod-a","k8s.node.name":"ip-10-0-1-17","hw.id":"GPU-0000-0","hw.gpu.utilization":0.37,"cloud.region":"us-east-1","host.name":"ip-10-0-1-17.ec2.internal"}`)
+	b.SetBytes(int64(len(msg)))
+	buf := make([]byte, 0, 2*len(msg))
+	for b.Loop() {
+		buf = Bytes(buf[:0], msg)
+	}
+}

@@ -94,19 +94,30 @@ func (c *CloudWatchLogs) Send(ctx context.Context, events []Event, emf bool) err
 var emfHeader = cloudwatchlogs.WithAPIOptions(smithyhttp.AddHeaderValue("x-amzn-logs-format", "json/emf"))
 
 func (c *CloudWatchLogs) put(ctx context.Context, k streamKey, batch []Event, emf bool) error {
+	// The events travel in the body putBody writes; the input carries the
+	// names only (the SDK's validation wants LogEvents present).
 	in := &cloudwatchlogs.PutLogEventsInput{
 		LogGroupName:  aws.String(k.group),
 		LogStreamName: aws.String(k.stream),
-		LogEvents:     make([]types.InputLogEvent, len(batch)),
+		LogEvents:     []types.InputLogEvent{},
 	}
-	for i, e := range batch {
-		in.LogEvents[i] = types.InputLogEvent{Message: aws.String(string(e.Message)), Timestamp: aws.Int64(e.Timestamp)}
+	buf := bodyPool.Get().(*[]byte)
+	if n := bodySize(k, batch); cap(*buf) < n {
+		*buf = make([]byte, 0, n)
 	}
-	var opts []func(*cloudwatchlogs.Options)
+	*buf = putBody((*buf)[:0], k, batch)
+	opts := []func(*cloudwatchlogs.Options){withBody(*buf)}
 	if emf {
 		opts = append(opts, emfHeader)
 	}
 	out, err := c.api.PutLogEvents(ctx, in, opts...)
+	if err == nil {
+		// The server answered after reading the whole body, so the
+		// transport is done with it. After a failure it may not be (a
+		// response can come before the body is sent), so that buffer is
+		// left to the garbage collector.
+		bodyPool.Put(buf)
+	}
 	if errorCode(err) == "ResourceNotFoundException" {
 		if err := c.ensure(ctx, k); err != nil {
 			return err
