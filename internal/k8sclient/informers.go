@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	appsinformers "k8s.io/client-go/informers/apps/v1"
 	coreinformers "k8s.io/client-go/informers/core/v1"
@@ -48,6 +49,9 @@ func (k Kind) apiGroup() string {
 	case Deployments, StatefulSets:
 		return appsv1.GroupName
 	}
+	if gvr, ok := OptionalKinds[k]; ok {
+		return gvr.Group
+	}
 	return ""
 }
 
@@ -78,6 +82,7 @@ func DefaultInformers() map[Kind]InformerProvider {
 		StatefulSets: func(c kubernetes.Interface, _ string, resync time.Duration) cache.SharedIndexInformer {
 			return appsinformers.NewStatefulSetInformer(c, metav1.NamespaceAll, resync, cache.Indexers{})
 		},
+		HorizontalPodAutoscalers: hpaInformer,
 		Events: func(c kubernetes.Interface, _ string, resync time.Duration) cache.SharedIndexInformer {
 			return coreinformers.NewFilteredEventInformer(c, metav1.NamespaceAll, resync, cache.Indexers{}, func(o *metav1.ListOptions) {
 				o.FieldSelector = fields.OneTermEqualSelector("involvedObject.kind", "Pod").String()
@@ -101,6 +106,9 @@ func onNode(field, node string) func(*metav1.ListOptions) {
 func slim(obj any) (any, error) {
 	if m, ok := obj.(metav1.ObjectMetaAccessor); ok {
 		m.GetObjectMeta().SetManagedFields(nil)
+	}
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		slimUnstructured(u)
 	}
 	switch w := obj.(type) {
 	case *appsv1.Deployment:

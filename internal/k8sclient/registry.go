@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 )
@@ -25,14 +26,19 @@ type Providers struct {
 	NewClient func(APIConfig) (kubernetes.Interface, error)
 	// Informers replace DefaultInformers' provider of their kinds.
 	Informers map[Kind]InformerProvider
+	// NewDynamic builds the dynamic client of the custom resources
+	// (LeaderWorkerSets, NodeClaims); nil is NewDynamicClient. It is
+	// built only when a component asks for one of them.
+	NewDynamic func(APIConfig) (dynamic.Interface, error)
 }
 
 // Registry hands out the informers of a node, one set per API config and
 // node name, shared by every component that asks for them and stopped when
 // the last of them lets go.
 type Registry struct {
-	newClient func(APIConfig) (kubernetes.Interface, error)
-	informers map[Kind]InformerProvider
+	newClient  func(APIConfig) (kubernetes.Interface, error)
+	newDynamic func(APIConfig) (dynamic.Interface, error)
+	informers  map[Kind]InformerProvider
 
 	mu     sync.Mutex
 	shared map[key]*sharedInformers
@@ -45,9 +51,12 @@ type key struct {
 
 // NewRegistry makes a registry of its own, for tests; components use Shared.
 func NewRegistry(p Providers) *Registry {
-	r := &Registry{newClient: p.NewClient, informers: DefaultInformers(), shared: map[key]*sharedInformers{}}
+	r := &Registry{newClient: p.NewClient, newDynamic: p.NewDynamic, informers: DefaultInformers(), shared: map[key]*sharedInformers{}}
 	if r.newClient == nil {
 		r.newClient = NewClientset
+	}
+	if r.newDynamic == nil {
+		r.newDynamic = NewDynamicClient
 	}
 	maps.Copy(r.informers, p.Informers)
 	return r
@@ -74,6 +83,7 @@ func (r *Registry) Acquire(api APIConfig, nodeName string) (*Informers, error) {
 			return nil, err
 		}
 		s = newSharedInformers(client, nodeName, r.informers)
+		s.newDynamic = func() (dynamic.Interface, error) { return r.newDynamic(api) }
 		r.shared[k] = s
 	}
 	s.holders++
@@ -109,6 +119,9 @@ type sharedInformers struct {
 	nodeName  string
 	providers map[Kind]InformerProvider
 	holders   int // guarded by Registry.mu
+	// newDynamic builds dyn on the first custom-resource informer.
+	newDynamic func() (dynamic.Interface, error)
+	dyn        dynamic.Interface // guarded by mu
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -130,11 +143,21 @@ func (s *sharedInformers) informer(kind Kind) (*watchErrors, error) {
 	if w, ok := s.running[kind]; ok {
 		return w, nil
 	}
-	provide := s.providers[kind]
-	if provide == nil {
+	var inf cache.SharedIndexInformer
+	if provide := s.providers[kind]; provide != nil {
+		inf = provide(s.client, s.nodeName, resync)
+	} else if dynamicKinds[kind] {
+		if s.dyn == nil {
+			dyn, err := s.newDynamic()
+			if err != nil {
+				return nil, fmt.Errorf("informer for %s: %w", kind, err)
+			}
+			s.dyn = dyn
+		}
+		inf = dynamicInformer(s.dyn, OptionalKinds[kind], resync)
+	} else {
 		return nil, fmt.Errorf("no informer for %q", kind)
 	}
-	inf := provide(s.client, s.nodeName, resync)
 	w := &watchErrors{kind: kind, informer: inf}
 	if err := inf.SetTransform(slim); err != nil {
 		return nil, fmt.Errorf("informer for %s: %w", kind, err)
@@ -168,6 +191,10 @@ type Informers struct {
 	released bool
 	kinds    []*watchErrors // asked for, in order
 	handlers []handler
+	// ctx ends the optional kinds' discovery loops (WatchOptional) at
+	// Release; made on first use.
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 type handler struct {
@@ -271,6 +298,9 @@ func (i *Informers) Release() {
 	i.released = true
 	handlers := i.handlers
 	i.handlers = nil
+	if i.cancel != nil {
+		i.cancel()
+	}
 	i.mu.Unlock()
 	for _, h := range handlers {
 		_ = h.informer.RemoveEventHandler(h.registration)

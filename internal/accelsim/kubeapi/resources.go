@@ -2,10 +2,12 @@ package kubeapi
 
 import (
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -77,4 +79,13 @@ var resourceTypes = []*resourceType{
 		}},
 	{group: "resource.k8s.io", version: "v1", plural: "deviceclasses", singular: "deviceclass", kind: "DeviceClass",
 		zero: func() runtime.Object { return &resourcev1.DeviceClass{} }, fieldsOf: objectFields},
+	// The workloads' autoscalers and the custom resources of issue 19's
+	// story: LeaderWorkerSets (multi-host inference) and Karpenter's
+	// NodeClaims (capacity it could not launch).
+	{group: "autoscaling", version: "v2", plural: "horizontalpodautoscalers", singular: "horizontalpodautoscaler", kind: "HorizontalPodAutoscaler", namespaced: true,
+		zero: func() runtime.Object { return &autoscalingv2.HorizontalPodAutoscaler{} }, fieldsOf: objectFields},
+	{group: "leaderworkerset.x-k8s.io", version: "v1", plural: "leaderworkersets", singular: "leaderworkerset", kind: "LeaderWorkerSet", namespaced: true,
+		unstructured: true, zero: func() runtime.Object { return &unstructured.Unstructured{} }, fieldsOf: objectFields},
+	{group: "karpenter.sh", version: "v1", plural: "nodeclaims", singular: "nodeclaim", kind: "NodeClaim",
+		unstructured: true, zero: func() runtime.Object { return &unstructured.Unstructured{} }, fieldsOf: objectFields},
 }

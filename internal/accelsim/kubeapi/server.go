@@ -24,10 +24,11 @@ const (
 	initialEventsEnd    = "k8s.io/initial-events-end"
 )
 
-// Server is the read-only API server.
+// Server is the simulated API server.
 type Server struct {
-	store *Store
-	stop  chan struct{}
+	store  *Store
+	fields fieldManagers
+	stop   chan struct{}
 	// Bookmark is how often watches that allow bookmarks get one.
 	Bookmark time.Duration
 
@@ -96,8 +97,7 @@ func (s *Server) Close() {
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
-		writeStatus(w, http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed,
-			fmt.Sprintf("%s is not supported: this simulated API server is read-only", r.Method), nil)
+		s.write(w, r) // write.go
 		return
 	}
 	p := strings.TrimSuffix(r.URL.Path, "/")
@@ -423,10 +423,21 @@ func groups() []string {
 	return out
 }
 
+// groupVersion is the one version served of a group (autoscaling/v2, the
+// others v1).
+func groupVersion(group string) string {
+	for _, rt := range resourceTypes {
+		if rt.group == group {
+			return rt.version
+		}
+	}
+	return "v1"
+}
+
 func (s *Server) group(name string) (metav1.APIGroup, bool) {
 	for _, g := range groups() {
 		if g == name {
-			gv := metav1.GroupVersionForDiscovery{GroupVersion: g + "/v1", Version: "v1"}
+			gv := metav1.GroupVersionForDiscovery{GroupVersion: g + "/" + groupVersion(g), Version: groupVersion(g)}
 			return metav1.APIGroup{TypeMeta: metav1.TypeMeta{Kind: "APIGroup", APIVersion: "v1"}, Name: g,
 				Versions: []metav1.GroupVersionForDiscovery{gv}, PreferredVersion: gv}, true
 		}
@@ -454,8 +465,15 @@ func (s *Server) resourceList(group, ver string) (metav1.APIResourceList, bool) 
 		if rt.group == group && rt.version == ver {
 			l.APIResources = append(l.APIResources, metav1.APIResource{
 				Name: rt.plural, SingularName: rt.singular, Namespaced: rt.namespaced, Kind: rt.kind,
-				Verbs: metav1.Verbs{"get", "list", "watch"},
+				Verbs: verbs,
 			})
+			for _, sub := range subresources(rt) {
+				r := metav1.APIResource{Name: rt.plural + "/" + sub, Namespaced: rt.namespaced, Kind: rt.kind, Verbs: subresourceVerbs(sub)}
+				if sub == "eviction" {
+					r.Group, r.Version, r.Kind = "policy", "v1", "Eviction"
+				}
+				l.APIResources = append(l.APIResources, r)
+			}
 		}
 	}
 	return l, len(l.APIResources) > 0

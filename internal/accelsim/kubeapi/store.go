@@ -16,6 +16,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -25,6 +26,9 @@ import (
 type resourceType struct {
 	group, version, plural, singular, kind string
 	namespaced                             bool
+	// unstructured kinds are custom resources kept as
+	// *unstructured.Unstructured, told apart by apiVersion and kind.
+	unstructured bool
 	// fieldsOf returns the fields a field selector may use.
 	fieldsOf func(obj runtime.Object) fields.Set
 	// zero makes an empty object, to learn the supported field labels.
@@ -75,6 +79,8 @@ type Store struct {
 	subs    map[string]map[chan event]struct{}
 	// firstRV is the oldest resourceVersion a watch may resume from.
 	firstRV uint64
+	// observers follow changes made through the API (storewrite.go).
+	observers []func(typ string, obj runtime.Object)
 }
 
 const historyLimit = 10000
@@ -100,9 +106,20 @@ func NewStore(objs []runtime.Object) (*Store, error) {
 // Objects read back from client-go caches have no TypeMeta, so the Go type
 // decides; TypeMeta is set again before encoding.
 func (s *Store) typeOf(obj runtime.Object) (*resourceType, error) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		// Custom resources (LeaderWorkerSets, Karpenter NodeClaims) are
+		// unstructured: their apiVersion and kind decide.
+		gvk := u.GroupVersionKind()
+		for _, rt := range resourceTypes {
+			if rt.unstructured && rt.group == gvk.Group && rt.version == gvk.Version && rt.kind == gvk.Kind {
+				return rt, nil
+			}
+		}
+		return nil, fmt.Errorf("kubeapi: %s is not a served kind", gvk)
+	}
 	t := reflect.TypeOf(obj)
 	for _, rt := range resourceTypes {
-		if reflect.TypeOf(rt.zero()) == t {
+		if !rt.unstructured && reflect.TypeOf(rt.zero()) == t {
 			obj.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{Group: rt.group, Version: rt.version, Kind: rt.kind})
 			return rt, nil
 		}
@@ -130,6 +147,9 @@ func (s *Store) put(obj runtime.Object, notify bool) (*entry, error) {
 		if om, ok := a.GetObjectMeta().(*metav1.ObjectMeta); ok {
 			om.DeepCopyInto(&pm.ObjectMeta)
 		}
+	} else if u, ok := obj.(*unstructured.Unstructured); ok {
+		pm.Name, pm.Namespace, pm.UID, pm.ResourceVersion = u.GetName(), u.GetNamespace(), u.GetUID(), u.GetResourceVersion()
+		pm.Labels, pm.Annotations, pm.CreationTimestamp = u.GetLabels(), u.GetAnnotations(), u.GetCreationTimestamp()
 	}
 	partial, err := json.Marshal(&pm)
 	if err != nil {
