@@ -79,8 +79,6 @@ type Store struct {
 	subs    map[string]map[chan event]struct{}
 	// firstRV is the oldest resourceVersion a watch may resume from.
 	firstRV uint64
-	// observers follow changes made through the API (storewrite.go).
-	observers []func(typ string, obj runtime.Object)
 }
 
 const historyLimit = 10000
