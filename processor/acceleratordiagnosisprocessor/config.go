@@ -1,0 +1,171 @@
+package acceleratordiagnosisprocessor
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"go.opentelemetry.io/collector/component"
+
+	"github.com/otelcol-accel/otelcol-accel/internal/latencydiagnosis"
+)
+
+// Config of the accelerator_diagnosis processor. The rules' thresholds and
+// their meaning are in internal/latencydiagnosis (DefaultThresholds).
+type Config struct {
+	// Window is the length of the windows an endpoint's latencies are
+	// judged over, aligned on multiples of it in data time. A window is
+	// judged when the endpoint's first data point of a later window
+	// arrives.
+	Window time.Duration `mapstructure:"window"`
+	// MinRequests is how many finished requests a window's TTFT (and
+	// tokens its ITL) must hold to be judged or to count in the baseline:
+	// a p95 of a handful of requests is noise.
+	MinRequests int `mapstructure:"min_requests"`
+	// Recent is how long an XID or ECC event, a cold start or a scale-up
+	// counts as evidence after it happened.
+	Recent time.Duration `mapstructure:"recent"`
+	// Cooldown is the least time between two findings of one endpoint with
+	// the same cause.
+	Cooldown time.Duration `mapstructure:"cooldown"`
+	// MaxRunning is the servers' concurrency limit (vLLM --max-num-seqs,
+	// SGLang --max-running-requests) for the queueing rule; the servers do
+	// not export it. 0 turns the queueing rule off.
+	MaxRunning int `mapstructure:"max_running"`
+	// StateTTL forgets an endpoint, pod or device not seen for this long.
+	StateTTL time.Duration `mapstructure:"state_ttl"`
+
+	Baselines BaselinesConfig `mapstructure:"baselines"`
+	Rules     RulesConfig     `mapstructure:"rules"`
+
+	// prevent unkeyed literal initialization
+	_ struct{}
+}
+
+// BaselinesConfig is how an endpoint's normal is kept.
+type BaselinesConfig struct {
+	// Storage is a storage extension (file_storage) the baselines are saved
+	// to, so that a restart keeps them. Without one they live in memory.
+	Storage *component.ID `mapstructure:"storage"`
+	// HalfLife of the exponentially weighted baseline, in data time.
+	HalfLife time.Duration `mapstructure:"half_life"`
+	// MinSamples windows make a baseline that is compared with.
+	MinSamples int `mapstructure:"min_samples"`
+	// TTL forgets the baseline of an endpoint not seen for this long.
+	TTL time.Duration `mapstructure:"ttl"`
+	// MaxEndpoints caps the baselines held (the stalest go first).
+	MaxEndpoints int `mapstructure:"max_endpoints"`
+	// SaveInterval is how often changed baselines are written.
+	SaveInterval time.Duration `mapstructure:"save_interval"`
+}
+
+// RulesConfig are the regression test's and the rules' thresholds.
+type RulesConfig struct {
+	Ratio           float64       `mapstructure:"ratio"`
+	MinTTFTIncrease time.Duration `mapstructure:"min_ttft_increase"`
+	MinITLIncrease  time.Duration `mapstructure:"min_itl_increase"`
+	KVCacheHigh     float64       `mapstructure:"kv_cache_high"`
+	KVCacheFull     float64       `mapstructure:"kv_cache_full"`
+	QueueAtLimit    float64       `mapstructure:"queue_at_limit"`
+	SMSaturated     float64       `mapstructure:"sm_saturated"`
+	TensorSaturated float64       `mapstructure:"tensor_saturated"`
+	Throttled       float64       `mapstructure:"throttled"`
+	NoisyNeighbour  float64       `mapstructure:"noisy_neighbour"`
+}
+
+func createDefaultConfig() component.Config {
+	d := latencydiagnosis.DefaultThresholds
+	return &Config{
+		Window:      time.Minute,
+		MinRequests: 20,
+		Recent:      10 * time.Minute,
+		Cooldown:    15 * time.Minute,
+		MaxRunning:  256, // vLLM's default --max-num-seqs
+		StateTTL:    30 * time.Minute,
+		Baselines: BaselinesConfig{
+			HalfLife:     6 * time.Hour,
+			MinSamples:   d.MinSamples,
+			TTL:          7 * 24 * time.Hour,
+			MaxEndpoints: 10000,
+			SaveInterval: time.Minute,
+		},
+		Rules: RulesConfig{
+			Ratio:           d.Ratio,
+			MinTTFTIncrease: time.Duration(d.MinTTFT * float64(time.Second)),
+			MinITLIncrease:  time.Duration(d.MinITL * float64(time.Second)),
+			KVCacheHigh:     d.KVCacheHigh,
+			KVCacheFull:     d.KVCacheFull,
+			QueueAtLimit:    d.QueueAtLimit,
+			SMSaturated:     d.SMSaturated,
+			TensorSaturated: d.TensorSaturated,
+			Throttled:       d.Throttled,
+			NoisyNeighbour:  d.NoisyNeighbour,
+		},
+	}
+}
+
+// thresholds are the rules' thresholds of this configuration.
+func (c *Config) thresholds() latencydiagnosis.Thresholds {
+	r := c.Rules
+	return latencydiagnosis.Thresholds{
+		Ratio: r.Ratio, MinTTFT: r.MinTTFTIncrease.Seconds(), MinITL: r.MinITLIncrease.Seconds(),
+		MinSamples:  c.Baselines.MinSamples,
+		KVCacheHigh: r.KVCacheHigh, KVCacheFull: r.KVCacheFull, QueueAtLimit: r.QueueAtLimit,
+		SMSaturated: r.SMSaturated, TensorSaturated: r.TensorSaturated, Throttled: r.Throttled,
+		NoisyNeighbour: r.NoisyNeighbour,
+	}
+}
+
+// Validate fails at startup on a configuration that could not work.
+func (c *Config) Validate() error {
+	var errs []error
+	positive := func(name string, d time.Duration) {
+		if d <= 0 {
+			errs = append(errs, fmt.Errorf("%s must be positive, got %s", name, d))
+		}
+	}
+	positive("window", c.Window)
+	positive("recent", c.Recent)
+	positive("state_ttl", c.StateTTL)
+	positive("baselines.half_life", c.Baselines.HalfLife)
+	positive("baselines.ttl", c.Baselines.TTL)
+	positive("baselines.save_interval", c.Baselines.SaveInterval)
+	if c.Cooldown < 0 {
+		errs = append(errs, fmt.Errorf("cooldown must not be negative, got %s", c.Cooldown))
+	}
+	if c.MinRequests < 1 {
+		errs = append(errs, fmt.Errorf("min_requests must be at least 1, got %d", c.MinRequests))
+	}
+	if c.MaxRunning < 0 {
+		errs = append(errs, fmt.Errorf("max_running must not be negative (0 turns the queueing rule off), got %d", c.MaxRunning))
+	}
+	if c.Baselines.MinSamples < 1 {
+		errs = append(errs, fmt.Errorf("baselines.min_samples must be at least 1, got %d", c.Baselines.MinSamples))
+	}
+	if c.Baselines.MaxEndpoints < 1 {
+		errs = append(errs, fmt.Errorf("baselines.max_endpoints must be at least 1, got %d", c.Baselines.MaxEndpoints))
+	}
+	if c.StateTTL > 0 && c.Window > 0 && c.StateTTL < 2*c.Window {
+		errs = append(errs, fmt.Errorf("state_ttl (%s) must be at least two windows (%s): an endpoint would be forgotten before its window is judged", c.StateTTL, 2*c.Window))
+	}
+	r := c.Rules
+	if r.Ratio <= 1 {
+		errs = append(errs, fmt.Errorf("rules.ratio must be above 1 (a regression is a rise), got %g", r.Ratio))
+	}
+	if r.MinTTFTIncrease < 0 || r.MinITLIncrease < 0 {
+		errs = append(errs, errors.New("rules.min_ttft_increase and rules.min_itl_increase must not be negative"))
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{
+		{"kv_cache_high", r.KVCacheHigh}, {"kv_cache_full", r.KVCacheFull}, {"queue_at_limit", r.QueueAtLimit},
+		{"sm_saturated", r.SMSaturated}, {"tensor_saturated", r.TensorSaturated}, {"throttled", r.Throttled},
+		{"noisy_neighbour", r.NoisyNeighbour},
+	} {
+		if f.v <= 0 || f.v > 1 {
+			errs = append(errs, fmt.Errorf("rules.%s is a fraction in (0, 1], got %g", f.name, f.v))
+		}
+	}
+	return errors.Join(errs...)
+}
