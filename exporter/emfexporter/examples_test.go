@@ -159,7 +159,7 @@ func TestCloudWatchEMFExampleConfig(t *testing.T) {
 
 	// Run the example's exporter and storage against the loopback
 	// CloudWatch Logs: what it writes is valid and lands where it says.
-	srv := cwlogstest.New("us-west-2")
+	srv := cwlogstest.New("us-west-2", verifySignatures)
 	defer srv.Close()
 	metrics.Endpoint = srv.URL
 	storageCfg := cfgs[component.MustNewIDWithName("file_storage", "queue")].(*filestorage.Config)

@@ -29,6 +29,10 @@ import (
 	"github.com/otelcol-accel/otelcol-accel/internal/emfvalidate"
 )
 
+// verifySignatures makes the fake check every request's SigV4 signature
+// with the credentials isolateAWS gives the SDK.
+var verifySignatures = cwlogstest.VerifySignatures("AKIDSTATICTEST", "static-secret")
+
 // isolateAWS gives the SDK static test credentials and nothing else to find.
 func isolateAWS(t *testing.T) {
 	dir := t.TempDir()
@@ -145,7 +149,7 @@ func total(m map[string]int) int {
 
 func TestMetricsReachCloudWatchLogsAsValidEMF(t *testing.T) {
 	isolateAWS(t)
-	srv := cwlogstest.New("us-east-1")
+	srv := cwlogstest.New("us-east-1", verifySignatures)
 	defer srv.Close()
 	exp := createMetricsExporter(t, testConfig(srv), componenttest.NewNopHost())
 
@@ -166,7 +170,7 @@ func TestMetricsReachCloudWatchLogsAsValidEMF(t *testing.T) {
 
 func TestThrottlingAndServerErrorsAreRetriedWithoutLossOrDuplicates(t *testing.T) {
 	isolateAWS(t)
-	srv := cwlogstest.New("us-east-1")
+	srv := cwlogstest.New("us-east-1", verifySignatures)
 	defer srv.Close()
 	srv.CreateGroup("/otelcol-accel/prod-east")
 	exp := createMetricsExporter(t, testConfig(srv), componenttest.NewNopHost())
@@ -200,7 +204,7 @@ func TestThrottlingAndServerErrorsAreRetriedWithoutLossOrDuplicates(t *testing.T
 
 func TestCumulativeCountersArriveAsDeltas(t *testing.T) {
 	isolateAWS(t)
-	srv := cwlogstest.New("us-east-1")
+	srv := cwlogstest.New("us-east-1", verifySignatures)
 	defer srv.Close()
 	cfg := testConfig(srv)
 	cfg.QueueConfig = configoptional.None[exporterhelper.QueueBatchConfig]()
@@ -247,7 +251,7 @@ func TestCumulativeCountersArriveAsDeltas(t *testing.T) {
 
 func TestLogsShipAsStructuredJSON(t *testing.T) {
 	isolateAWS(t)
-	srv := cwlogstest.New("us-east-1")
+	srv := cwlogstest.New("us-east-1", verifySignatures)
 	defer srv.Close()
 	cfg := testConfig(srv)
 	cfg.LogGroupName = "/otelcol-accel/events"

@@ -63,7 +63,7 @@ func TestInMemoryQueueLosesDataOnRestart(t *testing.T) {
 
 func outageAndRestart(t *testing.T, persistent bool) (want, got map[string]int) {
 	isolateAWS(t)
-	srv := cwlogstest.New("us-east-1")
+	srv := cwlogstest.New("us-east-1", verifySignatures)
 	defer srv.Close()
 	dir := t.TempDir()
 

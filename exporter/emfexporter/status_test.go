@@ -15,7 +15,7 @@ import (
 
 func TestOutageIsReportedAsRecoverableAndRecoveryAsOK(t *testing.T) {
 	isolateAWS(t)
-	srv := cwlogstest.New("us-east-1")
+	srv := cwlogstest.New("us-east-1", verifySignatures)
 	defer srv.Close()
 	srv.SetDown(cwlogstest.Unavailable)
 	host := &componenthealthtest.Host{}

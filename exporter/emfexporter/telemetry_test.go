@@ -17,7 +17,7 @@ import (
 
 func TestSplitEventsAreCounted(t *testing.T) {
 	isolateAWS(t)
-	srv := cwlogstest.New("us-east-1")
+	srv := cwlogstest.New("us-east-1", verifySignatures)
 	defer srv.Close()
 	tt := componenttest.NewTelemetry()
 	t.Cleanup(func() { require.NoError(t, tt.Shutdown(context.Background())) })

@@ -45,3 +45,11 @@ func (s *Server) Violations() []string {
 	defer s.mu.Unlock()
 	return append([]string(nil), s.violations...)
 }
+
+// Accepted returns the data points and the bytes on the wire (compressed,
+// when they were) of the metrics requests accepted so far.
+func (s *Server) Accepted() (points, bytes int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.acceptedPoints, s.acceptedBytes
+}

@@ -65,6 +65,21 @@ type Server struct {
 	refusedLogs    []LogsRequest
 	refusedCalls   int
 	violations     []string
+
+	// countOnly: see CountOnly.
+	countOnly      bool
+	acceptedPoints int64
+	acceptedBytes  int64
+}
+
+// Option changes how New sets the server up.
+type Option func(*Server)
+
+// CountOnly makes the server count the data points and body bytes it
+// accepts (Accepted) instead of keeping every request: a load run sends more
+// than memory holds. Every request is still verified, decoded and checked.
+func CountOnly() Option {
+	return func(s *Server) { s.countOnly = true }
 }
 
 // LogsRequest is what one request to the logs endpoint carried.
@@ -75,8 +90,11 @@ type LogsRequest struct {
 
 // New starts a server on 127.0.0.1 that takes requests signed with creds
 // for region.
-func New(region string, creds Credentials) *Server {
+func New(region string, creds Credentials, opts ...Option) *Server {
 	s := &Server{Region: region, Credentials: creds}
+	for _, o := range opts {
+		o(s)
+	}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.handle))
 	return s
 }
@@ -122,13 +140,13 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if service == MetricsService {
-		s.takeMetrics(w, r, raw)
+		s.takeMetrics(w, r, raw, len(body))
 	} else {
 		s.takeLogs(w, r, raw)
 	}
 }
 
-func (s *Server) takeMetrics(w http.ResponseWriter, r *http.Request, raw []byte) {
+func (s *Server) takeMetrics(w http.ResponseWriter, r *http.Request, raw []byte, wire int) {
 	md, err := unmarshalMetrics(r, raw)
 	if err != nil {
 		s.refuse(w, http.StatusBadRequest, "%s: %v", MetricsPath, err)
@@ -145,7 +163,11 @@ func (s *Server) takeMetrics(w http.ResponseWriter, r *http.Request, raw []byte)
 		unavailable(w, s.down)
 		return
 	}
-	s.metrics = append(s.metrics, md)
+	s.acceptedPoints += int64(md.DataPointCount())
+	s.acceptedBytes += int64(wire)
+	if !s.countOnly {
+		s.metrics = append(s.metrics, md)
+	}
 	s.mu.Unlock()
 	respondMetrics(w, r)
 }
@@ -192,7 +214,11 @@ func (s *Server) violate(format string, args ...any) string {
 	msg := fmt.Sprintf(format, args...)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.violations = append(s.violations, msg)
+	// Bounded: a load run breaking a rule on every call would otherwise
+	// grow the list without end.
+	if len(s.violations) < 100 {
+		s.violations = append(s.violations, msg)
+	}
 	return msg
 }
 

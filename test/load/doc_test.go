@@ -17,7 +17,10 @@
 // phase, default 12), OTELCOL_ACCEL_LOAD_SOAK (soak duration, default 5m,
 // 0 skips it), OTELCOL_ACCEL_LOAD_SIZES (default 8,64,512; 0 skips them),
 // OTELCOL_ACCEL_LOAD_GATEWAY_GPUS (default 2000,10000; 0 skips the
-// gateway), OTELCOL_ACCEL_LOAD_GATEWAY_CONFIG (one more config layered on
-// the gateway, for experiments), OTELCOL_ACCEL_LOAD_PROFILE (a file to
-// save the gateway's CPU profile to).
+// gateway), OTELCOL_ACCEL_LOAD_GATEWAY_TARGETS (default emf,otlp: the
+// cloudwatch_emf gateway and the otlp_http + sigv4auth one for CloudWatch's
+// OTLP endpoints), OTELCOL_ACCEL_LOAD_GATEWAY_CONFIG (one more config
+// layered on the gateway, for experiments), OTELCOL_ACCEL_LOAD_PROFILE (a
+// file to save the gateway's CPU profile to), OTELCOL_ACCEL_LOAD_SAVE_TEMPLATE
+// (a file to save the node output the gateway is fed to, as OTLP JSON).
 package load

@@ -95,15 +95,17 @@ func TestLoad(t *testing.T) {
 			res.Soak = r
 		})
 	}
-	for _, gpus := range s.gatewayGPUs {
-		t.Run("gateway-"+strconv.Itoa(gpus)+"gpu", func(t *testing.T) {
-			if template == (pmetric.Metrics{}) || template.DataPointCount() == 0 {
-				t.Skip("the gateway replays the 8-GPU agent's output: include size 8")
-			}
-			g := runGateway(ctx, t, template, "load-8", 8, gpus/8, s.intervals, agentInterval)
-			g.log(t)
-			res.Gateways = append(res.Gateways, g)
-		})
+	for _, target := range gatewayTargets(t) {
+		for _, gpus := range s.gatewayGPUs {
+			t.Run("gateway-"+target.Name+"-"+strconv.Itoa(gpus)+"gpu", func(t *testing.T) {
+				if template == (pmetric.Metrics{}) || template.DataPointCount() == 0 {
+					t.Skip("the gateway replays the 8-GPU agent's output: include size 8")
+				}
+				g := runGateway(ctx, t, target, template, "load-8", 8, gpus/8, s.intervals, agentInterval)
+				g.log(t)
+				res.Gateways = append(res.Gateways, g)
+			})
+		}
 	}
 	res.write(t)
 }

@@ -13,7 +13,6 @@ package emf
 import (
 	"errors"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -160,8 +159,12 @@ type member struct {
 	dist  *Distribution // histogram or statistic set when non-nil
 }
 
-// field is an attribute written as a root member.
-type field struct{ key, val string }
+// field is an attribute written as a root member. enc is the member as
+// written (`,"key":"value"`), escaped once for all the events that carry it.
+type field struct {
+	key, val string
+	enc      []byte
+}
 
 // group collects the points of one resource with one timestamp and one set
 // of data point attributes.
@@ -184,9 +187,11 @@ type groupKey struct {
 }
 
 type scratch struct {
-	buf     []byte
-	written map[string]struct{}
-	names   map[string]struct{}
+	buf        []byte
+	written    map[string]struct{}
+	names      map[string]struct{}
+	directives []directive
+	dimNames   []string
 }
 
 // resource holds what every event of one resource shares.
@@ -414,19 +419,25 @@ func (e *Encoder) encodeEvent(sc *scratch, b []byte, res *resource, g *group, me
 		sc.names[m.info.name] = struct{}{}
 	}
 
-	var directives []directive
+	// The directives and their lists live in sc between events: an event
+	// is encoded per group and split, many times a call.
+	directives := sc.directives[:0]
 	for i, m := range members {
 		sets := e.setsFor(g, res, m.info)
 		key := m.info.setsKey
 		idx := slices.IndexFunc(directives, func(d directive) bool { return d.key == key })
 		if idx < 0 {
-			var kept [][]string
+			var d directive
+			if n := len(directives); n < cap(directives) {
+				d = directives[:n+1][n]
+			}
+			d.key, d.sets, d.members = key, d.sets[:0], d.members[:0]
 			for _, s := range sets {
 				if !slices.ContainsFunc(s, func(n string) bool { _, clash := sc.names[n]; return clash }) {
-					kept = append(kept, s)
+					d.sets = append(d.sets, s)
 				}
 			}
-			directives = append(directives, directive{key: key, sets: kept})
+			directives = append(directives, d)
 			idx = len(directives) - 1
 		}
 		if len(directives[idx].sets) > 0 {
@@ -437,7 +448,7 @@ func (e *Encoder) encodeEvent(sc *scratch, b []byte, res *resource, g *group, me
 	b = append(b, `{"_aws":{"Timestamp":`...)
 	b = strconv.AppendInt(b, g.ts, 10)
 	b = append(b, `,"CloudWatchMetrics":[`...)
-	var dimNames []string
+	dimNames := sc.dimNames[:0]
 	first := true
 	for _, d := range directives {
 		if len(d.members) == 0 {
@@ -485,7 +496,8 @@ func (e *Encoder) encodeEvent(sc *scratch, b []byte, res *resource, g *group, me
 	b = append(b, "]}"...)
 	sc.written["_aws"] = struct{}{}
 
-	sort.Strings(dimNames)
+	sc.directives, sc.dimNames = directives, dimNames
+	slices.Sort(dimNames)
 	for _, n := range dimNames {
 		v, _ := e.dimValue(g, res, n)
 		b = append(b, ',')
@@ -516,10 +528,7 @@ func appendFields(b []byte, fields []field, sc *scratch) []byte {
 			continue
 		}
 		sc.written[f.key] = struct{}{}
-		b = append(b, ',')
-		b = jsonw.String(b, f.key)
-		b = append(b, ':')
-		b = jsonw.String(b, f.val)
+		b = append(b, f.enc...)
 	}
 	return b
 }
@@ -687,12 +696,26 @@ func lookup(point, res pcommon.Map, key string) string {
 	return ""
 }
 
+// sortedFields returns m's attributes sorted by key, each encoded once.
 func sortedFields(m pcommon.Map, out []field) []field {
 	out = out[:0]
+	size := 0
 	m.Range(func(k string, v pcommon.Value) bool {
-		out = append(out, field{key: strings.ToValidUTF8(k, "\uFFFD"), val: v.AsString()})
+		f := field{key: strings.ToValidUTF8(k, "\uFFFD"), val: v.AsString()}
+		size += len(f.key) + len(f.val) + 8
+		out = append(out, f)
 		return true
 	})
-	sort.Slice(out, func(i, j int) bool { return out[i].key < out[j].key })
+	slices.SortFunc(out, func(a, b field) int { return strings.Compare(a.key, b.key) })
+	// One buffer for all members; each field's enc is its part of it.
+	buf := make([]byte, 0, size+size/8)
+	for i := range out {
+		start := len(buf)
+		buf = append(buf, ',')
+		buf = jsonw.String(buf, out[i].key)
+		buf = append(buf, ':')
+		buf = jsonw.String(buf, out[i].val)
+		out[i].enc = buf[start:len(buf):len(buf)]
+	}
 	return out
 }
