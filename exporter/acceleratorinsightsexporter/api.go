@@ -97,7 +97,7 @@ func (a *api) routes(mux *http.ServeMux) {
 	mux.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
-			writeError(w, http.StatusMethodNotAllowed, fmt.Errorf("the API is read-only: %s %s is refused (the one write is POST /api/v1/findings/{id}/acknowledge|dismiss|reopen)", r.Method, r.URL.Path))
+			writeError(w, http.StatusMethodNotAllowed, fmt.Errorf("the API is read-only: %s %s is refused (the writes are POST /api/v1/findings/{id}/acknowledge|dismiss|reopen and POST /api/v1/plans/{id}/approve)", r.Method, r.URL.Path))
 			return
 		}
 		writeError(w, http.StatusNotFound, fmt.Errorf("no API endpoint %s %s (see docs/insights.md)", r.Method, r.URL.Path))

@@ -44,6 +44,12 @@ type Config struct {
 	// lives as long as the process.
 	Storage *component.ID `mapstructure:"storage"`
 
+	// Remediation names an accelerator_remediation exporter of the same
+	// collector (e.g. accelerator_remediation): the console shows its
+	// plans and approves those waiting for approval. Without it the
+	// console says no remediation is configured.
+	Remediation *component.ID `mapstructure:"remediation"`
+
 	// IdleUtilization: an allocated device or partition whose utilization
 	// is below this counts as idle but allocated (the cost processor's
 	// waste.idle_activity defaults to the same 0.05).
@@ -129,6 +135,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Logs.MaxFindings < 1 {
 		errs = append(errs, fmt.Errorf("logs.max_findings: must be at least 1, got %d", c.Logs.MaxFindings))
+	}
+	if c.Remediation != nil && c.Remediation.Type().String() != remediationType {
+		errs = append(errs, fmt.Errorf("remediation: %q is not an %s exporter (name one, e.g. %s or %s/<name>)", c.Remediation, remediationType, remediationType, remediationType))
 	}
 	if c.IdleUtilization < 0 || c.IdleUtilization > 1 {
 		errs = append(errs, fmt.Errorf("idle_utilization: must be a ratio 0..1, got %g", c.IdleUtilization))

@@ -36,6 +36,7 @@ type insightsExporter struct {
 	mem     *memstore.Store // nil with backend prometheus
 	logs    *logstore.Store
 	api     *api
+	plans   *plansAPI
 	storage storage.Client
 
 	server   *http.Server
@@ -56,6 +57,7 @@ func newExporter(cfg *Config, set exporter.Settings) (*insightsExporter, error) 
 	}
 	e.api = &api{logs: e.logs, idle: cfg.IdleUtilization, rateWindow: cfg.RateWindow, retention: cfg.Memory.Retention,
 		token: hex.EncodeToString(token), version: set.BuildInfo.Version, now: time.Now, warn: e.warn}
+	e.plans = newPlansAPI(cfg.Remediation, e.api.token, time.Now)
 	if cfg.Backend == BackendMemory {
 		e.mem = memstore.New(memstore.Config{Retention: cfg.Memory.Retention, PointsPerSeries: cfg.Memory.PointsPerSeries,
 			Expiry: cfg.Memory.Expiry, RateWindow: cfg.RateWindow})
@@ -76,6 +78,7 @@ func (e *insightsExporter) consumeLogs(ld plog.Logs) { e.logs.Consume(ld) }
 func (e *insightsExporter) Handler() http.Handler {
 	mux := http.NewServeMux()
 	e.api.routes(mux)
+	e.plans.routes(mux)
 	mux.Handle("/", staticHandler())
 	return securityHeaders(mux)
 }
@@ -120,6 +123,7 @@ func (e *insightsExporter) Start(ctx context.Context, host component.Host) error
 			e.problems.Fail("server", err)
 		}
 	}()
+	e.plans.start(host)
 	return nil
 }
 
@@ -138,6 +142,7 @@ func (e *insightsExporter) Shutdown(ctx context.Context) error {
 		e.done.Wait()
 	}
 	e.api.wait()
+	e.plans.shutdown()
 	e.logs.Close()
 	if e.storage != nil {
 		errs = append(errs, e.storage.Close(ctx))
