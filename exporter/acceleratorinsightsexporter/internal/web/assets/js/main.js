@@ -11,6 +11,7 @@ import * as findings from './pages/findings.js';
 import * as fleet from './pages/fleet.js';
 import * as inference from './pages/inference.js';
 import * as node from './pages/node.js';
+import * as plans from './pages/plans.js';
 import * as pod from './pages/pod.js';
 import * as reliability from './pages/reliability.js';
 import * as teams from './pages/teams.js';
@@ -23,6 +24,7 @@ const ROUTES = {
   inference: {page: inference, title: 'Inference', nav: true, filters: true},
   capacity: {page: capacity, title: 'Capacity', nav: true, filters: true},
   reliability: {page: reliability, title: 'Reliability', nav: true, filters: true},
+  plans: {page: plans, title: 'Remediation', nav: true},
   node: {page: node, title: 'Node'},
   device: {page: device, title: 'Device'},
   pod: {page: pod, title: 'Pod'},

@@ -7,6 +7,7 @@ import {deviceHref, h, healthBadge, kv, link, nodeHref, section, table} from '..
 import {byUnit, moneyRound, pct, perHour, share, time, words} from '../format.js';
 import {eventsTable, findingsTable, holdersTable, tileClass, wasteList, windowPicker} from './common.js';
 import {shortDevice} from './inference.js';
+import {plansSection} from './plans.js';
 
 // Charts and the series each one draws (names as the API sends them).
 const CHARTS = [
@@ -23,7 +24,7 @@ export async function render(ctx) {
   if (!id) throw Object.assign(new Error('no device named: the URL needs ?id=<hw.id>'), {status: 404});
   const q = [['id', id], ['window', ctx.params.get('window') || '1h']];
   if (ctx.params.get('node')) q.push(['node', ctx.params.get('node')]);
-  const d = await getJSON('device', q);
+  const [d, plans] = await Promise.all([getJSON('device', q), getJSON('plans', [['device', id]])]);
   const dev = d.device;
   ctx.title = `${dev.model || dev.family} ${dev.id}`;
   return h('div', {class: 'page device'},
@@ -40,7 +41,8 @@ export async function render(ctx) {
     d.partitions && d.partitions.length ? section('Partitions', partitions(d.partitions)) : null,
     section('Metrics', windowPicker(ctx.params, ctx.navigate), charts(d.series)),
     section('Health timeline', timeline(d.health_timeline, d.series.window_seconds), eventsTable(d.health_timeline)),
-    section('Findings', findingsTable(d.findings || [], {onChange: ctx.refresh})));
+    section('Findings', findingsTable(d.findings || [], {onChange: ctx.refresh})),
+    plansSection(plans, {onChange: ctx.refresh, title: 'Remediation plans'}));
 }
 
 function identity(dev) {
