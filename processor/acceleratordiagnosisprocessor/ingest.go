@@ -204,11 +204,10 @@ func (p *diagnosisProcessor) ingestLatency(e *endpoint, series string, m pmetric
 		if counts.Len() == 0 {
 			continue
 		}
-		var add []float64
+		add := p.scratch[:0]
 		if delta {
-			add = make([]float64, counts.Len())
-			for b := range add {
-				add[b] = float64(counts.At(b))
+			for b := 0; b < counts.Len(); b++ {
+				add = append(add, float64(counts.At(b)))
 			}
 		} else {
 			key := seriesKey(series, m.Name(), dp.Attributes())
@@ -219,13 +218,13 @@ func (p *diagnosisProcessor) ingestLatency(e *endpoint, series string, m pmetric
 				p.series[key] = c
 			}
 			if !fresh {
-				add = make([]float64, counts.Len())
-				for b := range add {
-					add[b] = float64(counts.At(b)) - c.counts[b]
-					if add[b] < 0 { // a reset without a new start time
+				for b := 0; b < counts.Len(); b++ {
+					d := float64(counts.At(b)) - c.counts[b]
+					if d < 0 { // a reset without a new start time
 						fresh = true
 						break
 					}
+					add = append(add, d)
 				}
 			}
 			c.t, c.start, c.seen = dp.Timestamp(), dp.StartTimestamp(), now
@@ -238,12 +237,13 @@ func (p *diagnosisProcessor) ingestLatency(e *endpoint, series string, m pmetric
 				continue
 			}
 		}
+		p.scratch = add
 		p.advance(e, p.windowOf(dp.Timestamp()))
 		hist := &e.cur.ttft
 		if m.Name() == s.MetricInterTokenLatency {
 			hist = &e.cur.itl
 		}
-		if !hist.add(dp.ExplicitBounds().AsRaw(), add) {
+		if !hist.add(dp.ExplicitBounds(), add) {
 			p.warn.Warn("bounds\x00"+e.key, "an endpoint's servers report "+m.Name()+" with different bucket bounds; the series that differ are left out of its percentiles",
 				zap.String("endpoint", e.key), zap.String("model", e.model))
 		}

@@ -45,6 +45,9 @@ type diagnosisProcessor struct {
 	baselines *baseline.Store
 	// judged are the windows closed by the batch being processed.
 	judged []judgement
+	// scratch holds one histogram point's bucket increases.
+	scratch    []float64
+	lastExpiry time.Time
 
 	logsMu sync.RWMutex
 	logs   []consumer.Logs
@@ -120,8 +123,12 @@ func (p *diagnosisProcessor) Shutdown(ctx context.Context) error {
 }
 
 // expire forgets state not seen within state_ttl (wall clock) and
-// baselines past their TTL. Called with mu held.
+// baselines past their TTL, at most once a window. Called with mu held.
 func (p *diagnosisProcessor) expire(now time.Time) {
+	if now.Sub(p.lastExpiry) < p.cfg.Window {
+		return
+	}
+	p.lastExpiry = now
 	ttl := p.cfg.StateTTL
 	for k, e := range p.endpoints {
 		if now.Sub(e.seen) > ttl {

@@ -48,9 +48,9 @@ type histogram struct {
 
 // add folds in one delta; ok is false when the bounds differ from the ones
 // already held (another server version), which are kept.
-func (h *histogram) add(bounds []float64, counts []float64) (ok bool) {
+func (h *histogram) add(bounds pcommon.Float64Slice, counts []float64) (ok bool) {
 	if h.counts == nil {
-		h.bounds = append(h.bounds[:0], bounds...)
+		h.bounds = bounds.AsRaw()
 		h.counts = make([]float64, len(counts))
 	} else if !sameBounds(h.bounds, bounds) || len(h.counts) != len(counts) {
 		return false
@@ -62,12 +62,12 @@ func (h *histogram) add(bounds []float64, counts []float64) (ok bool) {
 	return true
 }
 
-func sameBounds(a, b []float64) bool {
-	if len(a) != len(b) {
+func sameBounds(a []float64, b pcommon.Float64Slice) bool {
+	if len(a) != b.Len() {
 		return false
 	}
 	for i := range a {
-		if a[i] != b[i] {
+		if a[i] != b.At(i) {
 			return false
 		}
 	}
