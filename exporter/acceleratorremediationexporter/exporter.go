@@ -42,8 +42,11 @@ type remediationExporter struct {
 	intakeMu sync.Mutex
 	store    *plan.Store
 	storage  storage.Client
-	engine   *engine.Engine
-	elector  *leader.Elector
+	// shared is the cluster's copy of the plans, when the replicas share
+	// them (leader election).
+	shared  *kube.PlanStore
+	engine  *engine.Engine
+	elector *leader.Elector
 	// clientset overrides the one built from cfg.Kubernetes, and manual
 	// leaves the ticking to the caller (tests drive the clock).
 	clientset kubernetes.Interface
@@ -89,17 +92,6 @@ func (e *remediationExporter) wake() {
 
 func (e *remediationExporter) Start(ctx context.Context, host component.Host) error {
 	e.problems.Start(host)
-	if e.cfg.Storage != nil {
-		c, err := storageClient(ctx, host, *e.cfg.Storage, e.set.ID)
-		if err != nil {
-			return err
-		}
-		e.storage = c
-	}
-	e.store = plan.NewStore(e.storage, e.cfg.Retention)
-	if err := e.store.Load(ctx); err != nil {
-		return fmt.Errorf("accelerator_remediation: plans in storage %v unreadable: %w", e.cfg.Storage, err)
-	}
 	execs := executor.Set{}
 	var approvals engine.Approvals
 	var fleet guard.Fleet
@@ -116,6 +108,9 @@ func (e *remediationExporter) Start(ctx context.Context, host component.Host) er
 		if dyn, err = dynamic.NewForConfig(rc); err != nil {
 			return fmt.Errorf("accelerator_remediation: kubernetes: %w", err)
 		}
+	}
+	if err := e.openStore(ctx, host, cs); err != nil {
+		return err
 	}
 	runCtx, cancel := context.WithCancel(context.Background())
 	e.cancel = cancel
@@ -207,9 +202,14 @@ func (e *remediationExporter) loop(ctx context.Context) {
 
 func (e *remediationExporter) tick(ctx context.Context) {
 	defer func() { e.audit.states(e.store.All()) }()
-	if !e.leading() {
-		return // a standby keeps its plans; it acts once it leads
+	if !e.refresh(ctx) {
+		return
 	}
+	if !e.leading() {
+		e.problems.Clear("plans")
+		return // a standby reads the plans; it acts once it leads
+	}
+	e.joinDuplicates(ctx)
 	if err := e.engine.Tick(ctx, e.now()); err != nil && ctx.Err() == nil {
 		e.problems.Fail("plans", err)
 		e.rlog.Error("tick", "accelerator_remediation: plans not advanced", zap.Error(err))

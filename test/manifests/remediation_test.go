@@ -25,6 +25,8 @@ var remediatorRules = map[string][]string{
 
 var remediatorLeaseRules = map[string][]string{
 	"coordination.k8s.io/leases": {"get", "create", "update"},
+	// The plans, shared by the replicas (internal/kube's PlanStore).
+	"/configmaps": {"list", "create", "update", "delete"},
 }
 
 func grants(t *testing.T, rules []rbacv1.PolicyRule) map[string][]string {

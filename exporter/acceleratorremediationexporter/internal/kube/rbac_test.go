@@ -53,6 +53,7 @@ func exerciseAll(ctx context.Context, t *testing.T) error {
 		func() error { _, err := (Drain{c}).Run(ctx, p, false); return err },
 		func() error { _, err := karpenter().Run(ctx, p, false); return err },
 		func() error { return lease(ctx, c, "rbac-"+node) },
+		func() error { return planRoundTrip(ctx, c, "rbac-"+node, p) },
 	}
 	for _, s := range steps {
 		if err := s(); err != nil {
@@ -85,6 +86,22 @@ func lease(ctx context.Context, c *Cluster, name string) error {
 		return fmt.Errorf("lease update: %w", err)
 	}
 	return nil
+}
+
+// planRoundTrip makes every call the shared plan store makes: read the
+// plans, record a new one, record its progress, prune it.
+func planRoundTrip(ctx context.Context, c *Cluster, owner string, p *plan.Plan) error {
+	s := &PlanStore{CS: c.CS, Namespace: namespace, Owner: owner}
+	if _, err := s.Load(ctx); err != nil {
+		return err
+	}
+	if err := s.Put(ctx, p, []byte(`{"id":"`+p.ID+`"}`)); err != nil {
+		return err
+	}
+	if err := s.Put(ctx, p, []byte(`{"id":"`+p.ID+`","state":"running"}`)); err != nil {
+		return err
+	}
+	return s.Delete(ctx, []string{p.ID})
 }
 
 // allowed asks the API server whether the remediator may do verb on

@@ -3,126 +3,140 @@ package plan
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"slices"
-	"sort"
 	"sync"
 	"time"
 
 	"go.opentelemetry.io/collector/extension/xextension/storage"
 )
 
-const (
-	indexKey   = "plans"
-	planPrefix = "plan/"
-)
-
-// Store keeps every plan in memory and in the storage extension. Save
-// writes a plan and the index of plan ids in one batch, so a restart sees
-// either the old or the new plan, never an index naming a plan that is not
-// there. Finished plans are kept for the retention period: the guard rails
-// read cooldowns and actions per hour from them.
+// Store keeps every plan in memory and in its Backend. Save writes the
+// backend first and the memory only once it took the plan, so what the
+// store shows is what a restarted (or another) replica will read. Finished
+// plans are kept for the retention period: the guard rails read cooldowns
+// and actions per hour from them.
 type Store struct {
 	mu      sync.Mutex
-	client  storage.Client
+	backend Backend
 	plans   map[string]*Plan
+	// saved is the generation of each plan's last Save; Refresh keeps a
+	// plan it did not see only when it was saved after the refresh began.
+	saved   map[string]uint64
+	gen     uint64
 	retains time.Duration
 }
 
-// NewStore returns a store over client (nil keeps plans in memory only).
+// NewStore returns a store over a storage extension's client (nil keeps
+// plans in memory only).
 func NewStore(client storage.Client, retention time.Duration) *Store {
-	return &Store{client: client, plans: map[string]*Plan{}, retains: retention}
+	var b Backend
+	if client != nil {
+		b = StorageBackend(client)
+	}
+	return NewStoreOn(b, retention)
 }
 
-// Load reads the plans a previous run saved.
+// NewStoreOn returns a store over a backend (nil keeps plans in memory
+// only).
+func NewStoreOn(b Backend, retention time.Duration) *Store {
+	return &Store{backend: b, plans: map[string]*Plan{}, saved: map[string]uint64{}, retains: retention}
+}
+
+// Load reads the plans the backend holds (a previous run's, or another
+// replica's).
 func (s *Store) Load(ctx context.Context) error {
-	if s.client == nil {
+	return s.Refresh(ctx)
+}
+
+// Refresh replaces the plans in memory by the backend's: another replica
+// may have advanced, created or pruned plans. A plan saved here while the
+// backend was read is kept.
+func (s *Store) Refresh(ctx context.Context) error {
+	if s.backend == nil {
 		return nil
 	}
-	raw, err := s.client.Get(ctx, indexKey)
-	if err != nil || raw == nil {
+	s.mu.Lock()
+	began := s.gen
+	s.mu.Unlock()
+	loaded, err := s.backend.Load(ctx)
+	if err != nil && loaded == nil {
 		return err
-	}
-	var ids []string
-	if err := json.Unmarshal(raw, &ids); err != nil {
-		return fmt.Errorf("plan index: %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, id := range ids {
-		data, err := s.client.Get(ctx, planPrefix+id)
-		if err != nil {
-			return fmt.Errorf("plan %s: %w", id, err)
-		}
-		if data == nil {
-			continue
-		}
-		var p Plan
-		if err := json.Unmarshal(data, &p); err != nil {
-			return fmt.Errorf("plan %s: %w", id, err)
-		}
-		s.plans[id] = &p
+	plans := make(map[string]*Plan, len(loaded))
+	for _, p := range loaded {
+		plans[p.ID] = p
 	}
-	return nil
+	for id, p := range s.plans {
+		if s.saved[id] > began { // saved here after the read began: newer
+			plans[id] = p
+		}
+	}
+	for id := range s.saved {
+		if _, ok := plans[id]; !ok {
+			delete(s.saved, id)
+		}
+	}
+	s.plans = plans
+	return err // what could not be read, if anything
 }
 
 // Save persists p (a copy is kept: callers go on changing theirs only
-// through Save).
+// through Save). When the backend refuses it (another replica changed the
+// plan) the store keeps its previous copy.
 func (s *Store) Save(ctx context.Context, p *Plan) error {
 	data, err := json.Marshal(p)
 	if err != nil {
 		return err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	var cp Plan
 	if err := json.Unmarshal(data, &cp); err != nil {
 		return err
 	}
-	_, known := s.plans[p.ID]
-	s.plans[p.ID] = &cp
-	if s.client == nil {
-		return nil
-	}
-	ops := []*storage.Operation{storage.SetOperation(planPrefix+p.ID, data)}
-	if !known {
-		idx, err := json.Marshal(s.idsLocked())
-		if err != nil {
+	if s.backend != nil {
+		if err := s.backend.Put(ctx, p, data); err != nil {
 			return err
 		}
-		ops = append(ops, storage.SetOperation(indexKey, idx))
 	}
-	return s.client.Batch(ctx, ops...)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.gen++
+	s.plans[p.ID] = &cp
+	s.saved[p.ID] = s.gen
+	return nil
+}
+
+// Forget deletes plans at once (a duplicate that joins an older plan).
+func (s *Store) Forget(ctx context.Context, ids ...string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	if s.backend != nil {
+		if err := s.backend.Delete(ctx, ids); err != nil {
+			return err
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, id := range ids {
+		delete(s.plans, id)
+		delete(s.saved, id)
+	}
+	return nil
 }
 
 // Prune forgets finished plans older than the retention.
 func (s *Store) Prune(ctx context.Context, now time.Time) error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	var ops []*storage.Operation
+	var ids []string
 	for id, p := range s.plans {
 		if p.State.Terminal() && now.Sub(p.Finished) > s.retains {
-			delete(s.plans, id)
-			ops = append(ops, storage.DeleteOperation(planPrefix+id))
+			ids = append(ids, id)
 		}
 	}
-	if len(ops) == 0 || s.client == nil {
-		return nil
-	}
-	idx, err := json.Marshal(s.idsLocked())
-	if err != nil {
-		return err
-	}
-	return s.client.Batch(ctx, append(ops, storage.SetOperation(indexKey, idx))...)
-}
-
-func (s *Store) idsLocked() []string {
-	ids := make([]string, 0, len(s.plans))
-	for id := range s.plans {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	return ids
+	s.mu.Unlock()
+	return s.Forget(ctx, ids...)
 }
 
 // Get returns a copy of the plan with id.
@@ -176,4 +190,42 @@ func clone(p *Plan) *Plan {
 		cp.Approval = &a
 	}
 	return &cp
+}
+
+// Duplicate is an open plan that an older open plan with the same key
+// covers.
+type Duplicate struct {
+	Plan  *Plan
+	Joins string // the older plan's id
+}
+
+// Duplicates returns the open plans, none of whose steps has started, that
+// an older open plan with the same key already covers (two replicas each
+// made one from the same device's events).
+func (s *Store) Duplicates() []Duplicate {
+	oldest := map[string]string{}
+	var out []Duplicate
+	for _, p := range s.All() { // oldest first
+		if p.State.Terminal() {
+			continue
+		}
+		first, ok := oldest[p.Key()]
+		if !ok {
+			oldest[p.Key()] = p.ID
+			continue
+		}
+		if untouched(p) {
+			out = append(out, Duplicate{Plan: p, Joins: first})
+		}
+	}
+	return out
+}
+
+func untouched(p *Plan) bool {
+	for _, st := range p.Steps {
+		if st.State != StepPending || st.Attempts > 0 {
+			return false
+		}
+	}
+	return true
 }
