@@ -222,6 +222,9 @@ type gpu struct {
 	powerThrottle, thermalThrottle float64
 	procUtil                       float64 // on a copy: its consumer's processes
 	copyOnly                       bool    // a copy carries no device-wide readings
+	// perPod: the copy's activity is dcgm-exporter's per-pod utilization
+	// (hw.gpu.utilization), not NVML's per-process.
+	perPod bool
 }
 
 func (g *gpu) scrape(md pmetric.Metrics, t pcommon.Timestamp) {
@@ -238,7 +241,11 @@ func (g *gpu) scrape(md pmetric.Metrics, t pcommon.Timestamp) {
 	}
 	ms := rm.ScopeMetrics().AppendEmpty().Metrics()
 	if g.copyOnly {
-		gauge(ms, s.MetricProcessUtilization, t, g.procUtil, s.AttrProcessPID, "4242")
+		if g.perPod {
+			gauge(ms, s.MetricGPUUtilization, t, g.procUtil, s.AttrHWGPUTask, s.GPUTaskGeneral)
+		} else {
+			gauge(ms, s.MetricProcessUtilization, t, g.procUtil, s.AttrProcessPID, "4242")
+		}
 		return
 	}
 	gauge(ms, s.MetricSMActive, t, g.sm)

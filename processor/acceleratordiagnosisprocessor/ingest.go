@@ -293,11 +293,24 @@ func (p *diagnosisProcessor) ingestDevice(id string, res pcommon.Map, rm pmetric
 					w.tensor += v
 					w.tensorN++
 				})
-			case s.MetricProcessUtilization:
-				// One sample per scrape: the consumer's processes together.
+			case s.MetricProcessUtilization, s.MetricGPUUtilization:
+				// A consumer's own activity: its processes' (NVML), or the
+				// per-pod utilization dcgm-exporter measures on a shared GPU
+				// (the dcgm receiver's per_pod_usage) that accelerator_attributes
+				// moved to the consumer's copy. One sample per scrape: the
+				// consumer's processes together. The device's own utilization
+				// (not a copy) is no consumer's.
+				if m.Name() == s.MetricGPUUtilization && (d.parent == "" || !d.shared) {
+					continue
+				}
 				var sum float64
 				var t pcommon.Timestamp
-				forGauge(m, func(ts pcommon.Timestamp, v float64, _ pcommon.Map) { sum, t = sum+v, ts })
+				forGauge(m, func(ts pcommon.Timestamp, v float64, a pcommon.Map) {
+					if task := str(a, s.AttrHWGPUTask); task != "" && task != s.GPUTaskGeneral {
+						return
+					}
+					sum, t = sum+v, ts
+				})
 				if t != 0 {
 					w := d.at(p.windowOf(t))
 					w.proc += sum

@@ -2,6 +2,7 @@ package acceleratordiagnosisprocessor
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -110,6 +111,13 @@ func TestEachCauseFromRealSignals(t *testing.T) {
 		{s.CauseNoisyNeighbour, sharedGPU, func(_ *harness, f *fleet, _ int) {
 			f.gpus[2].procUtil = 0.6
 		}, []string{"shared_device=true", "neighbour_activity=0.6"}},
+		{s.CauseNoisyNeighbour + "/per_pod_usage", func() *fleet {
+			f := sharedGPU()
+			f.gpus[1].perPod, f.gpus[2].perPod = true, true
+			return f
+		}, func(_ *harness, f *fleet, _ int) {
+			f.gpus[2].procUtil = 0.7
+		}, []string{"shared_device=true", "neighbour_activity=0.7"}},
 		{s.CauseColdReplica, twoReplicas, func(h *harness, _ *fleet, i int) {
 			if i == steadyScrapes {
 				ld := plog.NewLogs()
@@ -130,7 +138,7 @@ func TestEachCauseFromRealSignals(t *testing.T) {
 		}, []string{"replicas_us-east-1a=2 replicas_us-east-1b=0"}},
 	} {
 		t.Run(c.cause, func(t *testing.T) {
-			h := newHarness(t, testConfig(), nil, component.NewIDWithName(metadata.Type, c.cause))
+			h := newHarness(t, testConfig(), nil, component.NewIDWithName(metadata.Type, strings.ReplaceAll(c.cause, "/", "_")))
 			defer h.shutdown()
 			f := c.fleet()
 			drive(h, f, 0, steadyScrapes, nil)
@@ -142,15 +150,16 @@ func TestEachCauseFromRealSignals(t *testing.T) {
 			fs := h.findings()
 			require.Len(t, fs, 1, "one finding within the cooldown")
 			got := fs[0]
-			assert.Equal(t, c.cause, got.cause)
-			assert.Contains(t, got.evidence, "cause="+c.cause+" ttft_p95=0.78 ttft_baseline_p95=0.195")
+			cause, _, _ := strings.Cut(c.cause, "/")
+			assert.Equal(t, cause, got.cause)
+			assert.Contains(t, got.evidence, "cause="+cause+" ttft_p95=0.78 ttft_baseline_p95=0.195")
 			for _, e := range c.evidence {
 				assert.Contains(t, got.evidence, e)
 			}
 			assert.NotEmpty(t, got.action)
 			assert.Equal(t, "chat/vllm-llama", got.res[s.AttrInferenceEndpoint])
 			assert.Equal(t, "meta-llama/Llama-3.1-8B-Instruct", got.res[s.AttrGenAIRequestModel])
-			assert.Equal(t, map[string]int64{c.cause: 1}, h.regressions())
+			assert.Equal(t, map[string]int64{cause: 1}, h.regressions())
 		})
 	}
 }
