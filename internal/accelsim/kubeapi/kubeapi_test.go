@@ -285,8 +285,8 @@ func TestBadRequestsGetAPIStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusMethodNotAllowed {
-		t.Errorf("POST answered %d, want 405", resp.StatusCode)
+	if resp.StatusCode != http.StatusUnprocessableEntity {
+		t.Errorf("POST of a pod without a name answered %d, want 422", resp.StatusCode)
 	}
 }
 

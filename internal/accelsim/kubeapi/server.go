@@ -24,10 +24,11 @@ const (
 	initialEventsEnd    = "k8s.io/initial-events-end"
 )
 
-// Server is the read-only API server.
+// Server is the simulated API server.
 type Server struct {
-	store *Store
-	stop  chan struct{}
+	store  *Store
+	fields fieldManagers
+	stop   chan struct{}
 	// Bookmark is how often watches that allow bookmarks get one.
 	Bookmark time.Duration
 
@@ -96,8 +97,7 @@ func (s *Server) Close() {
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet {
-		writeStatus(w, http.StatusMethodNotAllowed, metav1.StatusReasonMethodNotAllowed,
-			fmt.Sprintf("%s is not supported: this simulated API server is read-only", r.Method), nil)
+		s.write(w, r) // write.go
 		return
 	}
 	p := strings.TrimSuffix(r.URL.Path, "/")
@@ -465,8 +465,15 @@ func (s *Server) resourceList(group, ver string) (metav1.APIResourceList, bool) 
 		if rt.group == group && rt.version == ver {
 			l.APIResources = append(l.APIResources, metav1.APIResource{
 				Name: rt.plural, SingularName: rt.singular, Namespaced: rt.namespaced, Kind: rt.kind,
-				Verbs: metav1.Verbs{"get", "list", "watch"},
+				Verbs: verbs,
 			})
+			for _, sub := range subresources(rt) {
+				r := metav1.APIResource{Name: rt.plural + "/" + sub, Namespaced: rt.namespaced, Kind: rt.kind, Verbs: subresourceVerbs(sub)}
+				if sub == "eviction" {
+					r.Group, r.Version, r.Kind = "policy", "v1", "Eviction"
+				}
+				l.APIResources = append(l.APIResources, r)
+			}
 		}
 	}
 	return l, len(l.APIResources) > 0

@@ -1,6 +1,8 @@
-// Package kubeapi is a minimal, read-only Kubernetes API server that real
-// client-go can list and watch: pods, nodes, namespaces, the controllers
-// that own pods, and DRA ResourceClaims, ResourceSlices and DeviceClasses,
+// Package kubeapi is a minimal Kubernetes API server that real client-go
+// can list, watch and write (write.go: the verbs the remediator uses,
+// eviction.go, managedfields.go): pods, nodes, namespaces, the controllers
+// that own pods, Events, Leases, PodDisruptionBudgets, and DRA
+// ResourceClaims, ResourceSlices and DeviceClasses,
 // with field and label selectors, resourceVersion semantics, streaming JSON
 // watches (including the WatchList initial-events stream client-go uses by
 // default) and metadata-only (PartialObjectMetadata) responses.
@@ -79,6 +81,8 @@ type Store struct {
 	subs    map[string]map[chan event]struct{}
 	// firstRV is the oldest resourceVersion a watch may resume from.
 	firstRV uint64
+	// observers follow changes made through the API (storewrite.go).
+	observers []func(typ string, obj runtime.Object)
 }
 
 const historyLimit = 10000
