@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/catalog"
 	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/dcgmexporter"
@@ -178,7 +180,9 @@ func Start(f *fleet.Fleet, opts Options) (_ *Running, err error) {
 			return nil, err
 		}
 		r.sockets = append(r.sockets, sock)
-		gs := podresources.NewGRPCServer(podresources.New(n))
+		prs := podresources.New(n)
+		followEvictions(store, n.Name, prs)
+		gs := podresources.NewGRPCServer(prs)
 		r.grpcs = append(r.grpcs, gs)
 		r.wg.Add(1)
 		go func() {
@@ -223,6 +227,17 @@ func Start(f *fleet.Fleet, opts Options) (_ *Running, err error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// followEvictions keeps a node's PodResources in step with the simulated
+// cluster: a pod evicted or deleted through the API no longer holds its
+// devices, so the agents' attribution changes as on a real node.
+func followEvictions(store *kubeapi.Store, node string, prs *podresources.Server) {
+	store.Observe(func(typ string, obj runtime.Object) {
+		if p, ok := obj.(*corev1.Pod); ok && typ == "DELETED" && p.Spec.NodeName == node {
+			prs.Remove(p.Namespace, p.Name)
+		}
+	})
 }
 
 // neuronMonitorCommand writes the node's neuron-monitor wrapper: an

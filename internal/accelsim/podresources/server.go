@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 
 	"google.golang.org/grpc"
 	v1 "k8s.io/kubelet/pkg/apis/podresources/v1"
@@ -28,12 +29,14 @@ const MaxSocketPath = 107
 // Server answers one node's PodResources requests from its fleet state.
 type Server struct {
 	v1.UnimplementedPodResourcesListerServer
+	mu    sync.RWMutex
 	list  *v1.ListPodResourcesResponse
 	alloc *v1.AllocatableResourcesResponse
 	pods  map[string]*v1.PodResources
 }
 
-// New builds the responses of node n; the fleet does not change afterwards.
+// New builds the responses of node n. Pods leave through Remove (an
+// eviction through the simulated API server); nothing else changes.
 func New(n *fleet.Node) *Server {
 	s := &Server{list: &v1.ListPodResourcesResponse{}, pods: map[string]*v1.PodResources{}}
 	for _, p := range n.Pods {
@@ -47,12 +50,38 @@ func New(n *fleet.Node) *Server {
 
 // List returns every pod on the node with the devices of its containers.
 func (s *Server) List(context.Context, *v1.ListPodResourcesRequest) (*v1.ListPodResourcesResponse, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	return s.list, nil
+}
+
+// Remove forgets a pod that left the node (evicted or deleted): as the
+// kubelet once the pod's containers are gone, its devices are no longer
+// listed as held. It reports whether the pod was there.
+func (s *Server) Remove(namespace, name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pr, ok := s.pods[namespace+"/"+name]
+	if !ok {
+		return false
+	}
+	delete(s.pods, namespace+"/"+name)
+	// A new response: one already handed out is not changed under a reader.
+	list := &v1.ListPodResourcesResponse{}
+	for _, p := range s.list.PodResources {
+		if p != pr {
+			list.PodResources = append(list.PodResources, p)
+		}
+	}
+	s.list = list
+	return true
 }
 
 // Get returns one pod, or the kubelet's error for an unknown pod.
 func (s *Server) Get(_ context.Context, req *v1.GetPodResourcesRequest) (*v1.GetPodResourcesResponse, error) {
+	s.mu.RLock()
 	pr, ok := s.pods[req.GetPodNamespace()+"/"+req.GetPodName()]
+	s.mu.RUnlock()
 	if !ok {
 		return nil, fmt.Errorf("pod %s in namespace %s not found", req.GetPodName(), req.GetPodNamespace())
 	}
