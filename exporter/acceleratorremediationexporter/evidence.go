@@ -90,8 +90,12 @@ func (ev *evidence) addMetrics(md pmetric.Metrics) {
 		if str(res, accelschema.AttrHWID) == "" {
 			continue
 		}
-		d := ev.device(subjectOf(res))
+		subj := subjectOf(res)
+		d := ev.device(subj)
 		sms := rms.At(i).ScopeMetrics()
+		if at, ok := firstTime(sms); ok {
+			d.noteDriver(subj.Driver, at)
+		}
 		for j := 0; j < sms.Len(); j++ {
 			ms := sms.At(j).Metrics()
 			for k := 0; k < ms.Len(); k++ {
@@ -165,15 +169,22 @@ func (ev *evidence) add(s plan.Subject, lr plog.LogRecord, name string) {
 	if len(d.events) > eventsPerDevice {
 		d.events = d.events[len(d.events)-eventsPerDevice:]
 	}
-	if s.Driver != "" && d.driver != "" && s.Driver != d.driver {
-		d.changes = append(d.changes, escalate.Change{Time: at, What: accelschema.AttrHWDriverVersion, From: d.driver, To: s.Driver})
+	d.noteDriver(s.Driver, at)
+}
+
+// noteDriver records a change of the device's driver version, seen on its
+// health events or its metrics' resource (whichever comes first).
+func (d *deviceEvidence) noteDriver(driver string, at time.Time) {
+	if driver == "" {
+		return
+	}
+	if d.driver != "" && driver != d.driver {
+		d.changes = append(d.changes, escalate.Change{Time: at, What: accelschema.AttrHWDriverVersion, From: d.driver, To: driver})
 		if len(d.changes) > changesPerDevice {
 			d.changes = d.changes[len(d.changes)-changesPerDevice:]
 		}
 	}
-	if s.Driver != "" {
-		d.driver = s.Driver
-	}
+	d.driver = driver
 }
 
 func (ev *evidence) of(s plan.Subject, since time.Time) escalate.Evidence {
@@ -189,7 +200,11 @@ func (ev *evidence) of(s plan.Subject, since time.Time) escalate.Evidence {
 			out.Events = append(out.Events, e)
 		}
 	}
-	out.Changes = append(out.Changes, d.changes...)
+	for _, c := range d.changes {
+		if !c.Time.Before(since) {
+			out.Changes = append(out.Changes, c)
+		}
+	}
 	keys := make([]string, 0, len(d.series))
 	for k := range d.series {
 		keys = append(keys, k)
@@ -208,4 +223,26 @@ func (ev *evidence) of(s plan.Subject, since time.Time) escalate.Evidence {
 		}
 	}
 	return out
+}
+
+// firstTime is the time of the first number point of a resource's metrics.
+func firstTime(sms pmetric.ScopeMetricsSlice) (time.Time, bool) {
+	for j := 0; j < sms.Len(); j++ {
+		ms := sms.At(j).Metrics()
+		for k := 0; k < ms.Len(); k++ {
+			var dps pmetric.NumberDataPointSlice
+			switch m := ms.At(k); m.Type() {
+			case pmetric.MetricTypeGauge:
+				dps = m.Gauge().DataPoints()
+			case pmetric.MetricTypeSum:
+				dps = m.Sum().DataPoints()
+			default:
+				continue
+			}
+			if dps.Len() > 0 {
+				return dps.At(0).Timestamp().AsTime().UTC(), true
+			}
+		}
+	}
+	return time.Time{}, false
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -44,9 +45,12 @@ type remediationExporter struct {
 	storage  storage.Client
 	// shared is the cluster's copy of the plans, when the replicas share
 	// them (leader election).
-	shared  *kube.PlanStore
-	engine  *engine.Engine
-	elector *leader.Elector
+	shared *kube.PlanStore
+	// nodeLabels is the recent label changes of the nodes (a watch), for
+	// the incident bundle; nil without Kubernetes or escalation.
+	nodeLabels *kube.NodeLabels
+	engine     *engine.Engine
+	elector    *leader.Elector
 	// clientset overrides the one built from cfg.Kubernetes, and manual
 	// leaves the ticking to the caller (tests drive the clock).
 	clientset kubernetes.Interface
@@ -122,6 +126,9 @@ func (e *remediationExporter) Start(ctx context.Context, host component.Host) er
 			kube.EvictHolders{Cluster: cl}, kube.Drain{Cluster: cl}, kube.RestartWorkload{Cluster: cl}, kube.DeviceTaint{Cluster: cl})
 		approvals = kube.Approvals{Cluster: cl}
 		fleet = cl.Fleet(runCtx)
+		if e.cfg.Escalation.Endpoint != "" { // only the incident bundle reads them
+			e.nodeLabels = cl.WatchNodeLabels(runCtx, e.now)
+		}
 	}
 	execs.Add(unavailable{step: xid.StepResetGPU, why: "the node-local GPU reset is not available in this release: reset the GPU on its node (nvidia-smi -r -i <index>) once nothing holds it, then remove the taint"})
 	if err := e.addAWS(ctx, execs); err != nil {
@@ -169,7 +176,13 @@ func (e *remediationExporter) Start(ctx context.Context, host component.Host) er
 }
 
 func (e *remediationExporter) bundleEvidence(p *plan.Plan) escalate.Evidence {
-	return e.evidence.of(p.Subject, e.now().Add(-e.cfg.Escalation.MetricsWindow))
+	since := e.now().Add(-e.cfg.Escalation.MetricsWindow)
+	ev := e.evidence.of(p.Subject, since)
+	for _, c := range e.nodeLabels.Since(p.Subject.Node, since) {
+		ev.Changes = append(ev.Changes, escalate.Change{Time: c.Time, What: escalate.NodeLabelPrefix + c.Key, From: c.From, To: c.To})
+	}
+	slices.SortStableFunc(ev.Changes, func(a, b escalate.Change) int { return a.Time.Compare(b.Time) })
+	return ev
 }
 
 // identity names this replica in the Lease: the pod name where the

@@ -14,7 +14,7 @@ import (
 // election), no more: its tests run every call against a real kube-apiserver
 // as this role and show that dropping any one verb breaks a call.
 var remediatorRules = map[string][]string{
-	"/nodes":                           {"get", "list", "update"},
+	"/nodes":                           {"get", "list", "watch", "update"},
 	"/nodes/status":                    {"patch"},
 	"/pods":                            {"get", "list"},
 	"/pods/eviction":                   {"create"},

@@ -35,7 +35,8 @@ type Bundle struct {
 	Evidence    plan.Evidence `json:"evidence"`
 	// RecentEvents are the device's health events in the metrics window.
 	RecentEvents []Event `json:"recent_events"`
-	// RecentChanges are changes seen on the device (driver version).
+	// RecentChanges are changes seen on the device (driver version) and
+	// its node (labels) in the metrics window, oldest first.
 	RecentChanges []Change `json:"recent_changes"`
 	// RecentMetrics are the device's readings in the metrics window, per
 	// series (metric name and data point attributes).
@@ -72,7 +73,13 @@ type Event struct {
 	Description string    `json:"description,omitempty"`
 }
 
-// Change is a change seen on the device.
+// NodeLabelPrefix starts the What of a node label change: a label added,
+// changed or removed on the device's node (From empty: added; To empty:
+// removed), as the remediator's node watch saw it.
+const NodeLabelPrefix = "k8s.node.label."
+
+// Change is a change seen on the device (its driver version, What
+// hw.driver_version) or on its node (a label, What NodeLabelPrefix + key).
 type Change struct {
 	Time time.Time `json:"time"`
 	What string    `json:"what"`

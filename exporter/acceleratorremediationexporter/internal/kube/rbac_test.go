@@ -54,6 +54,7 @@ func exerciseAll(ctx context.Context, t *testing.T) error {
 		func() error { _, err := karpenter().Run(ctx, p, false); return err },
 		func() error { return lease(ctx, c, "rbac-"+node) },
 		func() error { return planRoundTrip(ctx, c, "rbac-"+node, p) },
+		func() error { return watchNodes(ctx, c) },
 	}
 	for _, s := range steps {
 		if err := s(); err != nil {
@@ -85,6 +86,16 @@ func lease(ctx context.Context, c *Cluster, name string) error {
 	if err := lock.Update(ctx, rec); err != nil {
 		return fmt.Errorf("lease update: %w", err)
 	}
+	return nil
+}
+
+// watchNodes opens the watch the node label informer keeps open.
+func watchNodes(ctx context.Context, c *Cluster) error {
+	w, err := c.CS.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	w.Stop()
 	return nil
 }
 
