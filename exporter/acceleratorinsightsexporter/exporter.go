@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.uber.org/zap"
 
+	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorinsightsexporter/internal/k8sstore"
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorinsightsexporter/internal/logstore"
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorinsightsexporter/internal/memstore"
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorinsightsexporter/internal/promstore"
@@ -37,6 +38,7 @@ type insightsExporter struct {
 	logs    *logstore.Store
 	api     *api
 	plans   *plansAPI
+	k8s     *k8sstore.Store // accelerator_k8s and the latency diagnosis
 	storage storage.Client
 
 	server   *http.Server
@@ -58,6 +60,7 @@ func newExporter(cfg *Config, set exporter.Settings) (*insightsExporter, error) 
 	e.api = &api{logs: e.logs, idle: cfg.IdleUtilization, rateWindow: cfg.RateWindow, retention: cfg.Memory.Retention,
 		token: hex.EncodeToString(token), version: set.BuildInfo.Version, now: time.Now, warn: e.warn}
 	e.plans = newPlansAPI(cfg.Remediation, e.api.token, time.Now)
+	e.k8s = k8sstore.New(k8sRecords, cfg.Memory.Expiry)
 	if cfg.Backend == BackendMemory {
 		e.mem = memstore.New(memstore.Config{Retention: cfg.Memory.Retention, PointsPerSeries: cfg.Memory.PointsPerSeries,
 			Expiry: cfg.Memory.Expiry, RateWindow: cfg.RateWindow})
@@ -67,18 +70,23 @@ func newExporter(cfg *Config, set exporter.Settings) (*insightsExporter, error) 
 }
 
 func (e *insightsExporter) consumeMetrics(md pmetric.Metrics) {
+	e.k8s.ConsumeMetrics(md)
 	if e.mem != nil {
 		e.mem.Consume(md)
 	}
 }
 
-func (e *insightsExporter) consumeLogs(ld plog.Logs) { e.logs.Consume(ld) }
+func (e *insightsExporter) consumeLogs(ld plog.Logs) {
+	e.logs.Consume(ld)
+	e.k8s.ConsumeLogs(ld)
+}
 
 // Handler is the console's HTTP handler (API, assets, security headers).
 func (e *insightsExporter) Handler() http.Handler {
 	mux := http.NewServeMux()
 	e.api.routes(mux)
 	e.plans.routes(mux)
+	e.api.lifecycleRoutes(mux, e.k8s)
 	mux.Handle("/", staticHandler())
 	return securityHeaders(mux)
 }
