@@ -26,6 +26,7 @@ KUBE_APISERVER_VERSION := $(shell awk '$$1 == "require" && $$2 == "k8s.io/kubern
 KUBE_APISERVER := $(BIN)/kube-apiserver-$(KUBE_APISERVER_VERSION)
 BUILD_DIR    := _build
 DIST         := $(BUILD_DIR)/otelcol-accel
+AGENT        := $(BUILD_DIR)/otelcol-accel-agent
 ACCELSIM     := $(BUILD_DIR)/accelsim
 # Component folders that carry an mdatagen metadata.yaml.
 COMPONENTS   := $(patsubst %/metadata.yaml,%,$(wildcard receiver/*/metadata.yaml processor/*/metadata.yaml exporter/*/metadata.yaml))
@@ -34,6 +35,7 @@ FUZZTIME     ?= 10s
 GOTEST_FLAGS ?=
 
 export OTELCOL_ACCEL_BIN := $(CURDIR)/$(DIST)
+export OTELCOL_ACCEL_AGENT_BIN := $(CURDIR)/$(AGENT)
 export ACCELSIM_BIN      := $(CURDIR)/$(ACCELSIM)
 # The remediation exporter's tests run a real kube-apiserver (with Debian's
 # etcd); under make they fail, rather than skip, when it is missing.
@@ -44,14 +46,14 @@ export OTELCOL_ACCEL_REQUIRE_KUBE_APISERVER := 1
 # dependencies, like kustomize, out of the collector's build).
 SUBMODULES   := test/manifests test/browser
 
-.PHONY: all build dist accelsim run test unit e2e lint generate manifests bench fuzz fuzz-short tools deps-debian gpu-check clean help
+.PHONY: all build dist accelsim FORCE run test unit e2e lint generate manifests bench fuzz fuzz-short tools deps-debian gpu-check clean help
 
 all: build
 
 help:
 	@echo "make run        build and run the demo fleet (collector + simulator)"
 	@echo "make test       lint, unit tests, ocb build, end-to-end tests"
-	@echo "make build      generate code and build $(DIST) and $(ACCELSIM)"
+	@echo "make build      generate code and build $(DIST) (gateways), $(AGENT) (nodes) and $(ACCELSIM)"
 	@echo "make bench      Go benchmarks and the load harness against the built binary"
 	@echo "make fuzz       every fuzz target for FUZZTIME (default 2m; make test runs each for $(FUZZTIME))"
 	@echo "make manifests  rebuild the Kubernetes ConfigMaps, the Helm chart's files and the alert rule files from their sources"
@@ -111,17 +113,39 @@ manifests:
 
 build: generate dist accelsim
 
-# ocb regenerates and recompiles the distribution only when its inputs changed
-# (content hash, so regenerated-but-identical files do not trigger a rebuild).
-dist: $(OCB)
-	@hash=$$(scripts/dist-inputs-hash.sh); \
-	if [[ -x $(DIST) && "$$(cat $(BUILD_DIR)/.inputs-hash 2>/dev/null)" == "$$hash" ]]; then \
-	  echo ">> $(DIST) is up to date"; \
+# Two distributions from two ocb manifests: the full one (gateways; every
+# component) and the node agent (builder-config-agent.yaml: what the shipped
+# DaemonSet, ECS and sidecar configs use, nothing only a gateway needs).
+# ocb regenerates and recompiles each only when its own inputs changed
+# (content hash of the manifest and of the packages it compiles in, so
+# regenerated-but-identical files and changes to the other build's
+# components do not trigger a rebuild).
+dist: $(DIST) $(AGENT)
+
+# $(call ocb_build,manifest,binary,ocb output dir,hash file)
+define ocb_build
+	@hash=$$(scripts/dist-inputs-hash.sh $(1)); \
+	if [[ -x $(2) && "$$(cat $(4) 2>/dev/null)" == "$$hash" ]]; then \
+	  echo ">> $(2) is up to date"; \
 	else \
-	  echo ">> building $(DIST) with ocb $(OCB_VERSION) (a cold build takes several minutes)"; \
-	  $(OCB) --config builder-config.yaml; \
-	  echo "$$hash" > $(BUILD_DIR)/.inputs-hash; \
+	  echo ">> building $(2) from $(1) with ocb $(OCB_VERSION) (a cold build takes several minutes)"; \
+	  $(OCB) --config $(1); \
+	  if [[ $(3)/$(notdir $(2)) != $(2) ]]; then mv -f $(3)/$(notdir $(2)) $(2); fi; \
+	  echo "$$hash" > $(4); \
 	fi
+endef
+
+# Phony through FORCE: the hash, not make's timestamps, decides.
+$(DIST): $(OCB) FORCE
+	$(call ocb_build,builder-config.yaml,$(DIST),$(BUILD_DIR),$(BUILD_DIR)/.inputs-hash)
+
+# ocb writes the agent's generated sources (main.go, go.mod) to their own
+# folder, so they never mix with the full distribution's in $(BUILD_DIR);
+# the binary is moved beside the full one.
+$(AGENT): $(OCB) FORCE
+	$(call ocb_build,builder-config-agent.yaml,$(AGENT),$(BUILD_DIR)/agent,$(BUILD_DIR)/.inputs-hash-agent)
+
+FORCE:
 
 accelsim:
 	@if [[ -d cmd/accelsim ]]; then $(GO) build -o $(ACCELSIM) ./cmd/accelsim; fi

@@ -14,6 +14,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 collector=_build/otelcol-accel
+# Nodes run the agent build (builder-config-agent.yaml), as the DaemonSets do.
+agent=_build/otelcol-accel-agent
 accelsim=_build/accelsim
 config=distributions/otelcol-accel/config
 scenario=distributions/otelcol-accel/demo/fleet.yaml
@@ -95,7 +97,7 @@ for node in $nodes; do
   OTELCOL_ACCEL_HEALTH_ENDPOINT="$health" \
   OTELCOL_ACCEL_TELEMETRY_HOST=127.0.0.1 \
   OTELCOL_ACCEL_TELEMETRY_PORT=$((8900 + i)) \
-    "$collector" --config "$config/agent.yaml" --config "$config/agent-to-gateway.yaml" \
+    "$agent" --config "$config/agent.yaml" --config "$config/agent-to-gateway.yaml" \
     --config "$config/demo-agent.yaml" --config "$state/$node/agent.yaml" \
     >"$state/$node/collector.log" 2>&1 &
   pids+=($!)

@@ -26,6 +26,54 @@ type CollectorOptions struct {
 	HealthEndpoint string
 	// StartTimeout bounds the wait for a healthy status (default 60s).
 	StartTimeout time.Duration
+	// Build is the distribution to run. Empty chooses by the first config:
+	// the shipped node configs (agent.yaml, sidecar.yaml) run on the agent
+	// build, as the DaemonSet and sidecar images do; everything else on the
+	// full one.
+	Build Build
+}
+
+// Build is one of the two distributions `make dist` builds.
+type Build string
+
+const (
+	// BuildFull is _build/otelcol-accel (builder-config.yaml): gateways,
+	// and the reference pipeline of the load harness.
+	BuildFull Build = "full"
+	// BuildAgent is _build/otelcol-accel-agent (builder-config-agent.yaml).
+	BuildAgent Build = "agent"
+)
+
+// nodeConfigs are the shipped configs a node runs first in its stack.
+var nodeConfigs = map[string]bool{ConfigPath("agent.yaml"): true, ConfigPath("sidecar.yaml"): true}
+
+func (o CollectorOptions) build() Build {
+	if o.Build != "" {
+		return o.Build
+	}
+	return BuildFor(o.Configs)
+}
+
+// BuildFor is the build a stack of configs runs on: the agent build when
+// the stack starts with a shipped node config, else the full one.
+func BuildFor(configs []string) Build {
+	if len(configs) > 0 && nodeConfigs[configs[0]] {
+		return BuildAgent
+	}
+	return BuildFull
+}
+
+// BinaryOf is the path of build's binary.
+func BinaryOf(t testing.TB, build Build) string {
+	t.Helper()
+	switch build {
+	case BuildAgent:
+		return AgentBinary(t)
+	case BuildFull:
+		return CollectorBinary(t)
+	}
+	t.Fatalf("unknown build %q", build)
+	return ""
 }
 
 // Endpoint variables the configs in distributions/ read. The harness gives
@@ -47,6 +95,8 @@ var endpointVars = []string{EnvPrometheus, EnvOTLPGRPC, EnvOTLPHTTP, EnvPprof, E
 // Collector is a running otelcol-accel.
 type Collector struct {
 	*Process
+	// Build is the distribution running.
+	Build     Build
 	HealthURL string
 	// Env is the environment the collector was started with, including the
 	// endpoints the harness picked (Env[EnvPrometheus], …).
@@ -87,8 +137,13 @@ func StartCollector(t testing.TB, opts CollectorOptions) *Collector {
 	for k, v := range envMap {
 		env = append(env, k+"="+v)
 	}
+	name, bin := "otelcol-accel", BinaryOf(t, opts.build())
+	if opts.build() == BuildAgent {
+		name = "otelcol-accel-agent"
+	}
 	c := &Collector{
-		Process:   StartProcess(t, "otelcol-accel", CollectorBinary(t), args, env),
+		Build:     opts.build(),
+		Process:   StartProcess(t, name, bin, args, env),
 		HealthURL: "http://" + envMap[EnvHealth] + "/status",
 		Env:       envMap,
 	}

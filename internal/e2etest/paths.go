@@ -21,6 +21,12 @@ func CollectorBinary(t testing.TB) string {
 	return binary(t, "OTELCOL_ACCEL_BIN", filepath.Join(RepoRoot(), "_build", "otelcol-accel"), "make dist")
 }
 
+// AgentBinary is the node-agent distribution (builder-config-agent.yaml):
+// $OTELCOL_ACCEL_AGENT_BIN, else _build/otelcol-accel-agent.
+func AgentBinary(t testing.TB) string {
+	return binary(t, "OTELCOL_ACCEL_AGENT_BIN", filepath.Join(RepoRoot(), "_build", "otelcol-accel-agent"), "make dist")
+}
+
 // AccelsimBinary is the fleet simulator: $ACCELSIM_BIN, else _build/accelsim.
 func AccelsimBinary(t testing.TB) string {
 	return binary(t, "ACCELSIM_BIN", filepath.Join(RepoRoot(), "_build", "accelsim"), "make accelsim")

@@ -14,9 +14,11 @@ import (
 
 // Every configuration the distribution ships, alone or layered the way the
 // manifests and the demo layer them, is accepted by the built binary's own
-// validation (component factories, config validation, pipelines).
+// validation (component factories, config validation, pipelines); the node
+// configs (agent.yaml and sidecar.yaml first in their stack) by the agent
+// binary too, which is what the DaemonSet and sidecar images run.
 func TestShippedConfigsValidate(t *testing.T) {
-	bin := e2etest.CollectorBinary(t)
+	full, agent := e2etest.CollectorBinary(t), e2etest.AgentBinary(t)
 	stacks := [][]string{
 		{"agent.yaml"},
 		{"agent.yaml", "agent-to-gateway.yaml"},
@@ -63,16 +65,29 @@ func TestShippedConfigsValidate(t *testing.T) {
 		"OTELCOL_ACCEL_STORAGE_DIR="+t.TempDir(), "OTELCOL_ACCEL_QUEUE_DIR="+t.TempDir(),
 		"OTELCOL_ACCEL_AMP_REMOTE_WRITE_URL=https://aps-workspaces.us-east-1.amazonaws.com/workspaces/ws-e2e/api/v1/remote_write",
 		"OTELCOL_ACCEL_OTLP_BACKEND_ENDPOINT=backend.example:4317")
+	nodeStacks := 0
 	for _, stack := range stacks {
 		args := []string{"validate"}
+		var paths []string
 		for _, f := range stack {
+			paths = append(paths, e2etest.ConfigPath(f))
 			args = append(args, "--config", e2etest.ConfigPath(f))
 		}
-		cmd := exec.Command(bin, args...)
-		cmd.Env = env
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Errorf("%s: %v\n%s", strings.Join(stack, " + "), err, out)
+		bins := []string{full}
+		if e2etest.BuildFor(paths) == e2etest.BuildAgent {
+			bins = append(bins, agent)
+			nodeStacks++
 		}
+		for _, bin := range bins {
+			cmd := exec.Command(bin, args...)
+			cmd.Env = env
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Errorf("%s on %s: %v\n%s", strings.Join(stack, " + "), filepath.Base(bin), err, out)
+			}
+		}
+	}
+	if nodeStacks < 5 {
+		t.Errorf("only %d stacks ran on the agent binary; every node stack (agent.yaml, agent-to-gateway, demo-agent, agent-ecs, sidecar) should", nodeStacks)
 	}
 }
 

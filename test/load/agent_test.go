@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -18,6 +19,8 @@ import (
 // pipelineResult is what one collector cost over a measurement window.
 type pipelineResult struct {
 	Name           string  `json:"name"`
+	Build          string  `json:"build"`
+	BinaryMiB      float64 `json:"binary_mib"`
 	Intervals      int     `json:"intervals"`
 	IntervalS      float64 `json:"interval_s"`
 	CPUSeconds     float64 `json:"cpu_seconds"`
@@ -56,6 +59,16 @@ func resultOf(name string, w *usageWindow, points int64, intervals int, interval
 	return r
 }
 
+// binaryMiB is the size of build's executable: the file pages a collector
+// touches at start count in its VmRSS.
+func binaryMiB(t testing.TB, build e2etest.Build) float64 {
+	info, err := os.Stat(e2etest.BinaryOf(t, build))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return float64(info.Size()) / mib
+}
+
 // agentRun is one node size: the agent and the reference pipeline, side by
 // side against the same simulated node.
 type agentRun struct {
@@ -88,14 +101,15 @@ func newSink(t testing.TB, capture func(pmetric.Metrics)) (*e2etest.OTLPSink, *p
 }
 
 // startAgent runs the shipped agent configuration (agent.yaml +
-// agent-to-gateway.yaml) for a simulated node, exporting to a sink that
-// stands in for the gateway.
+// agent-to-gateway.yaml) for a simulated node on the agent build, exporting
+// to a sink that stands in for the gateway.
 func startAgent(t testing.TB, sim *e2etest.Sim, nodeName string, interval time.Duration, capture func(pmetric.Metrics), extra ...string) *measured {
 	t.Helper()
 	node := sim.Node(t, nodeName)
 	sink, clock := newSink(t, capture)
 	configs := append([]string{e2etest.ConfigPath("agent.yaml"), e2etest.ConfigPath("agent-to-gateway.yaml")}, extra...)
 	col := e2etest.StartCollector(t, e2etest.CollectorOptions{
+		Build:   e2etest.BuildAgent,
 		Configs: append(configs, e2etest.NodeOverlay(t, sim.Endpoints, node)),
 		Env: []string{
 			"K8S_NODE_NAME=" + node.Name,
@@ -107,7 +121,8 @@ func startAgent(t testing.TB, sim *e2etest.Sim, nodeName string, interval time.D
 }
 
 // startReference runs the contrib prometheus receiver against the node's
-// dcgm-exporter.
+// dcgm-exporter, on the full build (the agent build has no prometheus
+// receiver).
 func startReference(t testing.TB, sim *e2etest.Sim, nodeName string, interval time.Duration) *measured {
 	t.Helper()
 	node := sim.Node(t, nodeName)
@@ -117,6 +132,7 @@ func startReference(t testing.TB, sim *e2etest.Sim, nodeName string, interval ti
 	}
 	sink, clock := newSink(t, nil)
 	col := e2etest.StartCollector(t, e2etest.CollectorOptions{
+		Build:   e2etest.BuildFull,
 		Configs: []string{filepath.Join("testdata", "reference.yaml")},
 		Env: []string{
 			"OTELCOL_ACCEL_GATEWAY_ENDPOINT=" + sink.Endpoint,
@@ -166,7 +182,9 @@ func measureSideBySide(ctx context.Context, t testing.TB, intervals int, interva
 		if exited, err := m.col.Exited(); exited {
 			t.Fatalf("%s exited during the run: %v\n%s", m.col.Name, err, m.col.Output())
 		}
-		out = append(out, resultOf(names[i], m.window, m.clock.between(t0, t1), intervals, interval))
+		r := resultOf(names[i], m.window, m.clock.between(t0, t1), intervals, interval)
+		r.Build, r.BinaryMiB = string(m.col.Build), binaryMiB(t, m.col.Build)
+		out = append(out, r)
 	}
 	return out
 }

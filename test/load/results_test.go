@@ -101,12 +101,12 @@ func (r *results) markdown() string {
 		m.CPUs, m.Model, m.MemoryGiB, m.Kernel, m.Go, m.LoadStart, r.LoadEnd, m.Started)
 	fmt.Fprintf(&b, "Settings: %v\n\n", r.Settings)
 	if len(r.Agents) > 0 {
-		b.WriteString("| GPUs | pipeline | CPU-s / scrape | % of one core | points / scrape | points / CPU-s | RSS median (anon + file) | RSS max (window) | VmHWM | load 1m |\n")
+		b.WriteString("| GPUs | pipeline (binary) | CPU-s / scrape | % of one core | points / scrape | points / CPU-s | RSS median (anon + file) | RSS max (window) | VmHWM | load 1m |\n")
 		b.WriteString("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		for _, a := range r.Agents {
 			for _, p := range []pipelineResult{a.Agent, a.Reference} {
-				fmt.Fprintf(&b, "| %d | %s | %.4f | %.2f %% | %.0f | %.0f | %.1f MiB (%.1f + %.1f) | %.1f MiB | %.1f MiB | %.2f→%.2f |\n",
-					a.GPUs, p.Name, p.CPUPerScrape, p.CorePercent, p.PointsPerScr, p.PointsPerCoreS, p.RSSMedianMiB, p.AnonMedianMiB, p.FileMedianMiB, p.RSSMaxMiB, p.PeakRSSMiB, a.LoadAvg[0], a.LoadAvg[1])
+				fmt.Fprintf(&b, "| %d | %s (%s, %.1f MiB) | %.4f | %.2f %% | %.0f | %.0f | %.1f MiB (%.1f + %.1f) | %.1f MiB | %.1f MiB | %.2f→%.2f |\n",
+					a.GPUs, p.Name, p.Build, p.BinaryMiB, p.CPUPerScrape, p.CorePercent, p.PointsPerScr, p.PointsPerCoreS, p.RSSMedianMiB, p.AnonMedianMiB, p.FileMedianMiB, p.RSSMaxMiB, p.PeakRSSMiB, a.LoadAvg[0], a.LoadAvg[1])
 			}
 		}
 		b.WriteString("\nRatio agent / reference (same node, same window):\n\n")

@@ -55,6 +55,9 @@ func TestECSDaemonTaskDefinition(t *testing.T) {
 	if c.Image == nil || !strings.Contains(*c.Image, ":") || strings.HasSuffix(*c.Image, ":latest") {
 		t.Errorf("image must be pinned: %v", c.Image)
 	}
+	if c.Image != nil && !strings.HasPrefix(*c.Image, "ghcr.io/otelcol-accel/otelcol-accel-agent:") {
+		t.Errorf("the ECS daemon runs the node agent's image (ghcr.io/otelcol-accel/otelcol-accel-agent), not %q", *c.Image)
+	}
 	mounts := map[string]string{}
 	for _, m := range c.MountPoints {
 		if _, ok := volumes[*m.SourceVolume]; !ok {

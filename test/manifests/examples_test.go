@@ -5,6 +5,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -43,6 +44,9 @@ func TestSidecarExample(t *testing.T) {
 	c, ok := findContainer(spec, "otelcol-accel")
 	if !ok {
 		t.Fatal("no otelcol-accel sidecar")
+	}
+	if !strings.HasPrefix(c.Image, "ghcr.io/otelcol-accel/otelcol-accel-agent:") {
+		t.Errorf("the sidecar runs the node agent's image (ghcr.io/otelcol-accel/otelcol-accel-agent), not %q", c.Image)
 	}
 	files := configArgs(c)
 	if len(files) != 1 {

@@ -200,6 +200,16 @@ func checkCollectorContainer(t *testing.T, r rendered, name string, spec corev1.
 	if c.Image == "" || strings.HasSuffix(c.Image, ":latest") || !strings.Contains(c.Image, ":") {
 		t.Errorf("%s: image %q must be pinned to a version", where, c.Image)
 	}
+	// Nodes run the agent build (builder-config-agent.yaml), gateways the
+	// full one: the agent's image has no gateway-only components, whose
+	// executable pages would count against the DaemonSet's memory limit.
+	wantRepo := "ghcr.io/otelcol-accel/otelcol-accel:"
+	if strings.HasPrefix(name, "DaemonSet/") {
+		wantRepo = "ghcr.io/otelcol-accel/otelcol-accel-agent:"
+	}
+	if !strings.HasPrefix(c.Image, wantRepo) {
+		t.Errorf("%s: image %q, want %s…", where, c.Image, wantRepo)
+	}
 	for _, res := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
 		if _, ok := c.Resources.Requests[res]; !ok {
 			t.Errorf("%s: no %s request", where, res)

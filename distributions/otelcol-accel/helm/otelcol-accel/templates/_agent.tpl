@@ -22,7 +22,7 @@
 
 {{- define "otelcol-accel.agentContainer" -}}
 name: otelcol-accel
-image: {{ include "otelcol-accel.image" . }}
+image: {{ include "otelcol-accel.agentImage" . }}
 imagePullPolicy: {{ .Values.image.pullPolicy }}
 args:
   - --config=/etc/otelcol-accel/agent.yaml

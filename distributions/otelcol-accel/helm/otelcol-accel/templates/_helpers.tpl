@@ -18,6 +18,10 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
 {{- end -}}
 
+{{- define "otelcol-accel.agentImage" -}}
+{{ .Values.agentImage.repository }}:{{ .Values.agentImage.tag | default .Chart.AppVersion }}
+{{- end -}}
+
 {{- define "otelcol-accel.gatewayEndpoint" -}}
 {{ include "otelcol-accel.fullname" . }}-gateway.{{ .Release.Namespace }}.svc:4317
 {{- end -}}
