@@ -4,6 +4,7 @@
 import {filterParams, getJSON} from '../api.js';
 import {deviceHref, h, link, podHref, section, table} from '../dom.js';
 import {latency, num, pct, rate} from '../format.js';
+import {coldStartsSection, regressionsSection, zonesSection} from './lifecycle.js';
 
 const pcts = (x) => (x ? h('div', {class: 'pcts'}, ['p50', 'p90', 'p99'].map((k) => h('div', null, h('span', {class: 'muted'}, `${k} `), latency(x[k])))) : '—');
 
@@ -35,9 +36,12 @@ export function endpointsTable(list) {
 }
 
 export async function render({params}) {
-  const r = await getJSON('inference', filterParams(params));
+  const [r, life] = await Promise.all([getJSON('inference', filterParams(params)), getJSON('lifecycle', filterParams(params))]);
   return h('div', {class: 'page inference'},
     h('h1', null, 'Inference'),
     h('p', {class: 'muted'}, `${r.endpoints.length} endpoints; rates and percentiles over the last five minutes.`),
-    section('Endpoints', endpointsTable(r.endpoints)));
+    section('Endpoints', endpointsTable(r.endpoints)),
+    regressionsSection(life),
+    zonesSection(life),
+    coldStartsSection(life));
 }

@@ -6,11 +6,12 @@ import {barChart} from '../chart.js';
 import {deviceHref, h, healthBadge, link, nodeHref, section, table} from '../dom.js';
 import {pct, time, words} from '../format.js';
 import {eventsTable, windowPicker} from './common.js';
+import {coldStartsSection, scalingSection, unschedulableSection, zonesSection} from './lifecycle.js';
 
 export async function render(ctx) {
   const q = filterParams(ctx.params);
   q.push(['window', ctx.params.get('window') || '1h']);
-  const r = await getJSON('reliability', q);
+  const [r, life] = await Promise.all([getJSON('reliability', q), getJSON('lifecycle', filterParams(ctx.params))]);
   const modes = [...new Set(r.events_over_time.flatMap((b) => Object.keys(b.counts)))].sort();
   return h('div', {class: 'page reliability'},
     h('h1', null, 'Reliability'),
@@ -31,6 +32,10 @@ export async function render(ctx) {
       {label: 'servers', class: 'num', cell: (m) => m.servers ?? '—'},
       {label: 'active thread percentage', class: 'num', cell: (m) => pct(m.active_thread_percentage)},
     ], r.mps || [], {empty: 'no MPS daemons reported'})),
+    unschedulableSection(life),
+    scalingSection(life),
+    zonesSection(life),
+    coldStartsSection(life),
     section('XID history', (r.xid_history || []).length === 0 ? h('p', {class: 'muted'}, 'No XID events in this window.')
       : h('div', null, r.xid_history.map((x) => h('div', {class: 'xid-device', dataset: {id: x.device_id}},
         h('h3', null, link(deviceHref(x.device_id, x.node), x.device_id), h('span', {class: 'muted'}, ` on ${x.node} · ${x.events.length} events`)),
