@@ -171,14 +171,24 @@ func (s *Store) All() []*Plan {
 	return out
 }
 
-// Open returns the unfinished plan with key, if any.
+// Open returns the oldest unfinished plan with key, if any. It runs for
+// every health event, so it copies only the plan it returns.
 func (s *Store) Open(key string) (*Plan, bool) {
-	for _, p := range s.All() {
-		if !p.State.Terminal() && p.Key() == key {
-			return p, true
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var found *Plan
+	for _, p := range s.plans {
+		if p.State.Terminal() || p.Key() != key {
+			continue
+		}
+		if found == nil || p.Created.Before(found.Created) || (p.Created.Equal(found.Created) && p.ID < found.ID) {
+			found = p
 		}
 	}
-	return nil, false
+	if found == nil {
+		return nil, false
+	}
+	return clone(found), true
 }
 
 func clone(p *Plan) *Plan {
