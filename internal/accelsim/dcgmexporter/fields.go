@@ -34,11 +34,17 @@ func f64(f func(s *sim.GPUSample) float64) func(s *sim.GPUSample) (int64, float6
 // xidFieldID is DCGM_FI_DEV_XID_ERRORS, which also carries err_code/err_msg.
 const xidFieldID = 230
 
+// clockEventsFieldID is DCGM_FI_DEV_CLOCK_THROTTLE_REASONS, commented out in
+// dcgm-exporter's default counters: printed only where a node's
+// dcgm_exporter.clock_events enables it.
+const clockEventsFieldID = 112
+
 // fields are the default counters plus DCGM_FI_PROF_SM_ACTIVE and
 // DCGM_FI_DEV_ROW_REMAP_PENDING, sorted by field id as the exporter renders.
 var fields = []field{
 	{100, "DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz).", false, true, i64(func(s *sim.GPUSample) int64 { return s.SMClock })},
 	{101, "DCGM_FI_DEV_MEM_CLOCK", "gauge", "Memory clock frequency (in MHz).", false, true, i64(func(s *sim.GPUSample) int64 { return s.MemClock })},
+	{clockEventsFieldID, "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", "gauge", "Current clock throttle reasons.", false, true, i64(func(s *sim.GPUSample) int64 { return s.ThrottleReasons })},
 	{140, "DCGM_FI_DEV_MEMORY_TEMP", "gauge", "Memory temperature (in C).", false, true, i64(func(s *sim.GPUSample) int64 { return s.MemTemp })},
 	{150, "DCGM_FI_DEV_GPU_TEMP", "gauge", "GPU temperature (in C).", false, true, i64(func(s *sim.GPUSample) int64 { return s.GPUTemp })},
 	{155, "DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W).", true, true, f64(func(s *sim.GPUSample) float64 { return s.PowerW })},

@@ -123,6 +123,9 @@ func renderAttrs(b []byte, attrs []kv) []byte {
 func (r *Renderer) Render(b []byte, entities []sim.Entity) []byte {
 	for fi := range fields {
 		f := &fields[fi]
+		if f.id == clockEventsFieldID && !r.node.DCGM.ClockEvents {
+			continue
+		}
 		later := laterReads[f.id]
 		start := len(b)
 		b = append(b, "# HELP "...)

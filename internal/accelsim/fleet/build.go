@@ -153,7 +153,7 @@ func (f *Fleet) buildNode(sn *scenario.Node, name string) (*Node, error) {
 	}
 	for _, sf := range sn.Failures {
 		g := n.GPUs[*sf.GPU]
-		g.Failures = append(g.Failures, Failure{At: sf.At, XID: sf.XID, RowRemap: sf.RowRemap})
+		g.Failures = append(g.Failures, Failure{At: sf.At, XID: sf.XID, RowRemap: sf.RowRemap, Throttle: sf.Throttle})
 	}
 	for _, g := range n.GPUs {
 		sortFailures(g.Failures)

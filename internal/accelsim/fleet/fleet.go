@@ -166,6 +166,7 @@ type Failure struct {
 	RowRemap string
 	ECC      string
 	Count    int
+	Throttle string
 }
 
 // Pod is a Kubernetes pod.

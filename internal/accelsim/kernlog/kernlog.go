@@ -30,10 +30,15 @@ func Entries(n *fleet.Node) []Entry {
 	var out []Entry
 	for _, g := range n.GPUs {
 		bus := nvrmBus(g.PCIBusID)
-		for i, f := range g.Failures {
-			if i == 0 {
+		named := false
+		for _, f := range g.Failures {
+			if f.Throttle != "" {
+				continue // clocks held down: no kernel message
+			}
+			if !named {
 				// The driver names a GPU's UUID before its first XID.
 				out = append(out, Entry{At: f.At, Text: fmt.Sprintf("NVRM: GPU at PCI:%s: %s", bus, g.UUID)})
+				named = true
 			}
 			out = append(out, gpuLines(bus, g, f)...)
 		}

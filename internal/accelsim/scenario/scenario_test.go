@@ -225,7 +225,7 @@ func TestErrorsNameLineAndField(t *testing.T) {
     instance_type: p5.48xlarge
     failures:
       - {gpu: 1, at: 5m, xid: 48, row_remap: pending}
-`, `nodes[0].failures[0]: give either xid or row_remap, not both`},
+`, `nodes[0].failures[0]: give one of xid, row_remap and throttle`},
 		{"claim on a device-plugin node", base + `resource_claims:
   - name: c1
     node: gpu-a

@@ -145,6 +145,10 @@ type DCGMExporter struct {
 	HostnameLabel string `yaml:"hostname_label"`
 	// OldNamespace uses uuid/pod_name/pod_namespace/container_name.
 	OldNamespace bool `yaml:"old_namespace"`
+	// ClockEvents adds DCGM_FI_DEV_CLOCK_THROTTLE_REASONS (commented out
+	// in dcgm-exporter's default counters; enabled where throttling is
+	// watched).
+	ClockEvents bool `yaml:"clock_events"`
 }
 
 // KubernetesEnabled reports whether pod labels are added.
@@ -169,6 +173,10 @@ type Failure struct {
 	RowRemap string        `yaml:"row_remap"`
 	ECC      string        `yaml:"ecc"`
 	Count    int           `yaml:"count"`
+	// Throttle holds the GPU's clocks down from At on, for heat (thermal)
+	// or its power brake (power): the clock-event reason bits are set and
+	// the work on it runs at half speed.
+	Throttle string `yaml:"throttle"`
 }
 
 // Row-remap failure kinds and Neuron ECC event kinds.
@@ -180,6 +188,9 @@ const (
 	ECCMemUncorrected  = "mem_uncorrected"
 	ECCSRAMCorrected   = "sram_corrected"
 	ECCSRAMUncorrected = "sram_uncorrected"
+
+	ThrottleThermal = "thermal"
+	ThrottlePower   = "power"
 )
 
 // AutoPods fills every whole GPU (or Neuron device) nobody requested with
@@ -238,6 +249,13 @@ type Workload struct {
 	// inference-bursty
 	BurstPeriod   time.Duration `yaml:"burst_period"`
 	BurstDuration time.Duration `yaml:"burst_duration"`
+	// LongPromptsAfter (inference profiles): from then on the prompts are
+	// four times as long (long-context traffic), so that the KV cache
+	// fills, requests are preempted and the time to first token rises.
+	LongPromptsAfter time.Duration `yaml:"long_prompts_after"`
+	// StartAfter (training profiles): the job is idle on its devices
+	// until then (it waits for data), then runs at its intensity.
+	StartAfter time.Duration `yaml:"start_after"`
 }
 
 // Container is one container and the devices it requests.

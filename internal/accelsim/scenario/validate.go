@@ -345,11 +345,19 @@ func (v *validator) failures(n *Node, info *nodeInfo, path string) {
 			if f.Count != 0 {
 				v.errorf(fp+".count", "count applies to Neuron ECC failures")
 			}
+			kinds := 0
+			for _, set := range []bool{f.XID != 0, f.RowRemap != "", f.Throttle != ""} {
+				if set {
+					kinds++
+				}
+			}
 			switch {
-			case f.XID == 0 && f.RowRemap == "":
-				v.errorf(fp, "a GPU failure needs xid (e.g. 79, 48) or row_remap (pending or failed)")
-			case f.XID != 0 && f.RowRemap != "":
-				v.errorf(fp, "give either xid or row_remap, not both")
+			case kinds == 0:
+				v.errorf(fp, "a GPU failure needs xid (e.g. 79, 48), row_remap (pending or failed) or throttle (thermal or power)")
+			case kinds > 1:
+				v.errorf(fp, "give one of xid, row_remap and throttle")
+			case f.Throttle != "" && f.Throttle != ThrottleThermal && f.Throttle != ThrottlePower:
+				v.errorf(fp+".throttle", "unknown throttle %q (want thermal or power)", f.Throttle)
 			case f.XID < 0 || f.XID > 999:
 				v.errorf(fp+".xid", "xid must be 1..999, got %d", f.XID)
 			case f.RowRemap != "" && f.RowRemap != RowRemapPending && f.RowRemap != RowRemapFailed:
@@ -366,8 +374,8 @@ func (v *validator) failures(n *Node, info *nodeInfo, path string) {
 		if f.GPU != nil {
 			v.errorf(fp+".gpu", "gpu applies to NVIDIA nodes; use device")
 		}
-		if f.XID != 0 || f.RowRemap != "" {
-			v.errorf(fp, "xid and row_remap apply to NVIDIA nodes; Neuron failures are ecc events")
+		if f.XID != 0 || f.RowRemap != "" || f.Throttle != "" {
+			v.errorf(fp, "xid, row_remap and throttle apply to NVIDIA nodes; Neuron failures are ecc events")
 		}
 		switch f.ECC {
 		case ECCMemCorrected, ECCMemUncorrected, ECCSRAMCorrected, ECCSRAMUncorrected:
@@ -529,6 +537,13 @@ func (v *validator) workload(w *Workload, path string, hasDevices bool) {
 	only("degrade_to", ProfileTrainingDegrading, w.DegradeTo != 0)
 	only("burst_period", ProfileInferenceBursty, w.BurstPeriod != 0)
 	only("burst_duration", ProfileInferenceBursty, w.BurstDuration != 0)
+	if w.LongPromptsAfter != 0 && !IsInference(w.Profile) {
+		v.errorf(path+".long_prompts_after", "long_prompts_after applies to inference profiles, not %s", w.Profile)
+	}
+	only("start_after", "training", w.StartAfter != 0)
+	if w.LongPromptsAfter < 0 || w.StartAfter < 0 {
+		v.errorf(path, "long_prompts_after and start_after must not be negative")
+	}
 	if w.Intensity < 0 || w.Intensity > 1 {
 		v.errorf(path+".intensity", "intensity must be in (0, 1], got %g", w.Intensity)
 	}

@@ -43,7 +43,17 @@ type GPUSample struct {
 	DRAM         float64
 	PCIeTxBytes  int64 // bytes/s
 	PCIeRxBytes  int64 // bytes/s
+	// ThrottleReasons is the clock-event reason bitmask
+	// (DCGM_FI_DEV_CLOCK_THROTTLE_REASONS).
+	ThrottleReasons int64
 }
+
+// Clock-event reason bits (NVML's nvmlClocksEventReason*).
+const (
+	clockEventSWThermal    = 0x20
+	clockEventHWThermal    = 0x40
+	clockEventHWPowerBrake = 0x80
+)
 
 // Entity is one row of dcgm-exporter output: a GPU, or one of its MIG
 // instances when the GPU is in MIG mode.
@@ -95,6 +105,12 @@ func (w *World) newGPUModel(g *fleet.GPU) *gpuModel {
 	}
 	for _, u := range gm.units() {
 		gm.multiGPU = gm.multiGPU || u.multiGPU
+		for _, c := range u.consumers {
+			c.pm.units = append(c.pm.units, u)
+			if n := len(c.pm.gpus); n == 0 || c.pm.gpus[n-1] != gm {
+				c.pm.gpus = append(c.pm.gpus, gm)
+			}
+		}
 	}
 	// A fatal failure stops every job on the GPU.
 	for _, u := range gm.units() {
@@ -119,6 +135,7 @@ type health struct {
 	pending    bool
 	failed     bool
 	uncorrRows int64
+	throttle   string // thermal or power, from a throttle failure on
 }
 
 func (gm *gpuModel) health(t float64) health {
@@ -126,6 +143,10 @@ func (gm *gpuModel) health(t float64) health {
 	for _, f := range gm.g.Failures {
 		if f.At.Seconds() > t {
 			break
+		}
+		if f.Throttle != "" {
+			h.throttle = f.Throttle
+			continue
 		}
 		switch f.RowRemap {
 		case scenario.RowRemapPending:
@@ -260,6 +281,14 @@ func (gm *gpuModel) sample(t float64) []Entity {
 			if frac > 0.92 {
 				dev.SMClock -= 15 * (1 + int64(detrand.Hash(gm.key, "clk", k)%6)) // power capping
 			}
+		}
+		switch h.throttle {
+		case scenario.ThrottleThermal:
+			dev.ThrottleReasons = clockEventSWThermal | clockEventHWThermal
+			dev.SMClock /= 2
+		case scenario.ThrottlePower:
+			dev.ThrottleReasons = clockEventHWPowerBrake
+			dev.SMClock /= 2
 		}
 		dev.PCIeReplay = replays
 		dev.GPUUtil = int64(math.Round(clamp(ds.act*104, 0, 100)))

@@ -83,8 +83,8 @@ type latencies struct {
 	queue, ttft, itl, tpot, e2e float64
 }
 
-func (im *inferenceModel) latencies(load, promptTok, outTok float64) latencies {
-	slow := im.slow
+func (im *inferenceModel) latencies(load, promptTok, outTok, slowdown float64, kvFull bool) latencies {
+	slow := im.slow * slowdown
 	var l latencies
 	if load > 0.85 {
 		l.queue = 0.05 + 4*(load-0.85)/0.15
@@ -92,6 +92,10 @@ func (im *inferenceModel) latencies(load, promptTok, outTok float64) latencies {
 		l.queue = 0.002 + 0.01*load
 	}
 	l.ttft = (0.025+0.04*promptTok/600)*slow + 0.6*math.Pow(math.Max(0, load-0.75), 1.5) + l.queue
+	if kvFull {
+		// Preempted requests are recomputed from their prompt.
+		l.ttft *= kvRecompute
+	}
 	l.itl = 0.009 * (1 + 1.4*load) * slow
 	l.tpot = l.itl * 1.03
 	l.e2e = l.ttft + l.tpot*outTok
@@ -112,7 +116,34 @@ func (im *inferenceModel) hitRatio(k int64) float64 {
 // tokens are the mean prompt and output lengths at tick k.
 func (im *inferenceModel) tokens(k int64) (prompt, out float64) {
 	key := im.pm.key
-	return 600 + 180*detrand.Smooth(key^12, k, 50), 200 + 60*detrand.Smooth(key^11, k, 40)
+	prompt, out = 600+180*detrand.Smooth(key^12, k, 50), 200+60*detrand.Smooth(key^11, k, 40)
+	if after := im.pm.pod.Workload.LongPromptsAfter; after > 0 && float64(k)*TickSeconds >= after.Seconds() {
+		prompt *= longPromptFactor
+	}
+	return prompt, out
+}
+
+// Long-context traffic and a KV cache it fills.
+const (
+	longPromptFactor = 4
+	// kvFullAt is the KV-cache usage from which the scheduler preempts.
+	kvFullAt    = 0.97
+	kvRecompute = 1.8
+)
+
+// kvUsage is the fraction of the KV cache in use at a load with requests
+// context× as long as ordinary traffic's.
+func kvUsage(load, context, noise float64) float64 {
+	return clamp((0.03+0.92*math.Pow(load, 1.3))*context+0.01*noise, 0, 0.99)
+}
+
+// context is how many times longer than ordinary traffic's the requests'
+// context (prompt and output) is at tick k.
+func (im *inferenceModel) context(k int64, prompt, out float64) float64 {
+	if after := im.pm.pod.Workload.LongPromptsAfter; after > 0 && float64(k)*TickSeconds >= after.Seconds() {
+		return (prompt + out) / (prompt/longPromptFactor + out)
+	}
+	return 1
 }
 
 // step adds the requests finished during tick k.
@@ -130,7 +161,8 @@ func (im *inferenceModel) step(k int64) {
 	if n == 0 {
 		return
 	}
-	l := im.latencies(load, prompt, out)
+	kvFull := kvUsage(load, im.context(k, prompt, out), 0) >= kvFullAt
+	l := im.latencies(load, prompt, out, im.pm.slowdown(k), kvFull)
 	sn := &im.snap
 	sn.Requests += n
 	sn.FinishedStop = math.Floor(sn.Requests * 0.86)
@@ -143,7 +175,10 @@ func (im *inferenceModel) step(k int64) {
 	sn.PrefixQueries += q
 	sn.PrefixHits += h
 	sn.CachedTokens += h
-	if load > 0.92 {
+	switch {
+	case kvFull:
+		sn.Preemptions += math.Ceil(n * 0.08)
+	case load > 0.92:
 		sn.Preemptions += math.Floor(n * 0.02)
 	}
 	sn.TTFT.observeLogNormal(n, l.ttft, 0.55)
@@ -180,12 +215,12 @@ func (im *inferenceModel) snapshot(t float64) InferenceSnapshot {
 	}
 	prompt, tokOut := im.tokens(k)
 	rps := s.Load * im.capacity / tokOut
-	l := im.latencies(s.Load, prompt, tokOut)
+	l := im.latencies(s.Load, prompt, tokOut, im.pm.slowdown(k), kvUsage(s.Load, im.context(k, prompt, tokOut), 0) >= kvFullAt)
 	out.Running = int64(math.Min(maxNumSeqs, math.Round(rps*l.e2e)))
 	if s.Load > 0.85 {
 		out.Waiting = int64(math.Max(0, math.Round((s.Load-0.85)/0.15*28+2*detrand.White(key^14, k))))
 	}
-	out.KVUsage = clamp(0.03+0.92*math.Pow(s.Load, 1.3)+0.01*detrand.White(key^15, k), 0, 0.99)
+	out.KVUsage = kvUsage(s.Load, im.context(k, prompt, tokOut), detrand.White(key^15, k))
 	out.GenThroughput = rps * tokOut
 	return out
 }

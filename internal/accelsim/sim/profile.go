@@ -72,6 +72,10 @@ func (pm *podModel) signal(k int64) Signal {
 	case scenario.ProfileIdle:
 		s.MemFrac = memFrac(w.MemoryFraction, defaultIdleMemory)
 	}
+	if w.StartAfter > 0 && t < w.StartAfter.Seconds() && IsTrainingProfile(w.Profile) {
+		// Waiting for its data: the job holds its memory and computes nothing.
+		s.Activity, s.SMActive, s.Tensor, s.DRAM = 0, 0, 0, 0
+	}
 	if pm.stallAt >= 0 && t >= pm.stallAt {
 		s.Stalled = true
 		s.StalledFor = t - pm.stallAt
@@ -112,6 +116,65 @@ func (pm *podModel) load(k int64) float64 {
 		return clamp(0.05+0.02*detrand.Smooth(key, k, 60)+0.01*detrand.White(key^2, k), 0.01, 0.2)
 	}
 	return 0
+}
+
+// IsTrainingProfile reports whether a profile trains.
+func IsTrainingProfile(profile string) bool { return scenario.IsTraining(profile) }
+
+// Slowdowns of the work on a device.
+const (
+	throttleSlowdown = 2.0 // clocks held at half speed
+	// eccSlowdown is the work on a GPU that reported a non-fatal XID (a
+	// high corrected-ECC rate, a contained error): retried and scrubbed
+	// memory accesses, for eccSlowFor seconds.
+	eccSlowdown = 1.8
+	eccSlowFor  = 600
+	// neighbourSlowdown is how much a time-sliced or MPS GPU's other
+	// consumers' activity slows a consumer: time slices go to them.
+	neighbourSlowdown = 1.6
+)
+
+// slowdown is the factor by which the pod's work runs slower at tick k than
+// on a healthy device of its own: throttling and recent non-fatal errors of
+// the GPUs it holds, and the activity of the other consumers of a unit it
+// shares.
+func (pm *podModel) slowdown(k int64) float64 {
+	t := float64(k) * TickSeconds
+	f := 1.0
+	for _, gm := range pm.gpus {
+		throttled, erring := false, false
+		for _, fl := range gm.g.Failures {
+			at := fl.At.Seconds()
+			if at > t {
+				break
+			}
+			switch {
+			case fl.Throttle != "":
+				throttled = true
+			case fl.XID != 0 && !fatal(fl) && t-at < eccSlowFor:
+				erring = true
+			}
+		}
+		if throttled {
+			f *= throttleSlowdown
+		}
+		if erring {
+			f *= eccSlowdown
+		}
+	}
+	for _, u := range pm.units {
+		if len(u.consumers) < 2 {
+			continue
+		}
+		var others float64
+		for _, c := range u.consumers {
+			if c.pm != pm {
+				others += c.pm.signal(k).Activity
+			}
+		}
+		f *= 1 + neighbourSlowdown*math.Min(others, 1)
+	}
+	return f
 }
 
 func memFrac(configured, def float64) float64 {

@@ -33,6 +33,10 @@ type podModel struct {
 	// capacity is the decode throughput (tokens/s) of what the pod holds.
 	capacity  float64
 	inference *inferenceModel
+	// gpus and units are the GPUs and the units (a whole GPU, a MIG
+	// instance) it holds: their faults and their other consumers slow it.
+	gpus  []*gpuModel
+	units []*unit
 }
 
 type nodeModel struct {
@@ -159,7 +163,7 @@ func (u *unit) usage(k int64) usage {
 
 // fatal reports whether a GPU failure crashes the applications on it.
 func fatal(f fleet.Failure) bool {
-	if f.RowRemap != "" {
+	if f.RowRemap != "" || f.Throttle != "" {
 		return false
 	}
 	c := xid.Lookup(f.XID)
