@@ -34,17 +34,20 @@ func newDeltaStage(next exporter.Metrics, cfg *Config, logger *zap.Logger) *delt
 	}
 }
 
-// Capabilities: the stage copies what it converts, so callers' data is never
-// modified.
+// Capabilities: the stage converts in place, so the pipeline hands it data
+// of its own (cloning it only where another consumer shares it). Copying
+// every request that holds a cumulative point was a tenth of a gateway's
+// CPU, counting the garbage collection it caused.
 func (d *deltaStage) Capabilities() consumer.Capabilities {
-	return consumer.Capabilities{MutatesData: false}
+	return consumer.Capabilities{MutatesData: true}
 }
 
 // ConsumeMetrics converts, then hands on. When the queue refuses the result
 // (full) the conversion is undone: the caller may offer the same cumulative
 // points again, and they must then count as new, not as duplicates.
 func (d *deltaStage) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error {
-	out, undo, st := d.conv.Convert(md)
+	undo, st := d.conv.ConvertInPlace(md)
+	out := md
 	if st.Duplicates > 0 {
 		d.rl.Warn("duplicates", "Dropped cumulative points not newer than the last point of their series (sent twice, or out of order)",
 			zap.Int("points", st.Duplicates))

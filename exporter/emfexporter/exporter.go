@@ -3,6 +3,7 @@ package emfexporter // import "github.com/otelcol-accel/otelcol-accel/exporter/e
 import (
 	"context"
 	"os"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
@@ -114,9 +115,22 @@ func (e *emfExporter) names(res pcommon.Resource) (string, string) {
 	return e.group.Render(m, e.cfg.PlaceholderFallback), e.stream.Render(m, e.cfg.PlaceholderFallback)
 }
 
+// eventsPool holds the event lists of finished requests: a request of a
+// few nodes' output is thousands of events, and growing the list anew each
+// time was a twentieth of what the exporter allocated.
+var eventsPool = sync.Pool{New: func() any { return new([]output.Event) }}
+
 func (e *emfExporter) pushMetrics(ctx context.Context, md pmetric.Metrics) error {
 	now := e.now()
-	var events []output.Event
+	pooled := eventsPool.Get().(*[]output.Event)
+	events := (*pooled)[:0]
+	defer func() {
+		// The sink is done with the events when Send returns; the messages
+		// themselves are not pooled, only the list.
+		clear(events)
+		*pooled = events[:0]
+		eventsPool.Put(pooled)
+	}()
 	var stats emf.Stats
 	rms := md.ResourceMetrics()
 	for i := 0; i < rms.Len(); i++ {

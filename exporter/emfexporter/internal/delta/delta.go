@@ -179,6 +179,23 @@ func (c *Converter) Convert(md pmetric.Metrics) (pmetric.Metrics, *Undo, Stats) 
 	}
 	out := pmetric.NewMetrics()
 	md.CopyTo(out)
+	undo, st := c.convert(out)
+	return out, undo, st
+}
+
+// ConvertInPlace turns md's cumulative data into deltas in md itself, for
+// a caller that owns md (a consumer declaring MutatesData): the copy
+// Convert makes is the largest part of its cost. The Undo is nil when md
+// holds nothing cumulative.
+func (c *Converter) ConvertInPlace(md pmetric.Metrics) (*Undo, Stats) {
+	if !hasCumulative(md) {
+		return nil, Stats{}
+	}
+	return c.convert(md)
+}
+
+func (c *Converter) convert(out pmetric.Metrics) (*Undo, Stats) {
+	var st Stats
 	undo := &Undo{c: c}
 
 	c.mu.Lock()
@@ -229,7 +246,7 @@ func (c *Converter) Convert(md pmetric.Metrics) (pmetric.Metrics, *Undo, Stats) 
 			})
 		}
 	}
-	return out, undo, st
+	return undo, st
 }
 
 // hasCumulative reports whether md holds anything Convert would change.

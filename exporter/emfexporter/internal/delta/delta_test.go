@@ -332,3 +332,23 @@ func TestSeriesAreKeyedByResourceAndAttributes(t *testing.T) {
 	b2.ResourceMetrics().At(0).Resource().Attributes().PutStr("hw.id", "GPU-1")
 	assert.Equal(t, []float64{1, 2}, run(t, c, a2, b2))
 }
+
+// ConvertInPlace must turn the same inputs into the same deltas as Convert,
+// and keep the same series state.
+func TestConvertInPlaceMatchesConvert(t *testing.T) {
+	s := t0.Add(-time.Minute)
+	copying, inPlace := New(Options{}), New(Options{})
+	for i, v := range []float64{5, 7, 7, 12, 3, 9} {
+		in := counter(s, t0.Add(time.Duration(i)*10*time.Second), v)
+		want, _, wantSt := copying.Convert(in)
+		undo, st := inPlace.ConvertInPlace(in)
+		assert.Equal(t, want, in, "point %d", i)
+		assert.Equal(t, wantSt, st, "point %d", i)
+		assert.NotNil(t, undo)
+	}
+	assert.Equal(t, copying.Len(), inPlace.Len())
+	gauge := pmetric.NewMetrics()
+	gauge.ResourceMetrics().AppendEmpty().ScopeMetrics().AppendEmpty().Metrics().AppendEmpty().SetEmptyGauge().DataPoints().AppendEmpty().SetDoubleValue(1)
+	undo, _ := inPlace.ConvertInPlace(gauge)
+	assert.Nil(t, undo, "nothing cumulative: nothing to undo")
+}

@@ -366,7 +366,9 @@ func (e *Encoder) addDistribution(d Distribution, err error, mi *metricInfo, g *
 func (g *group) add(m member) {
 	for i := g.next[m.info.name]; ; i++ {
 		if i == len(g.events) {
-			g.events = append(g.events, make([]member, 0, 8))
+			// Most groups of real agent output hold one or two points
+			// (a state, an error type, a waste reason each make their own).
+			g.events = append(g.events, make([]member, 0, 2))
 		}
 		if len(g.events[i]) < MaxMetricsPerEvent {
 			g.events[i] = append(g.events[i], m)

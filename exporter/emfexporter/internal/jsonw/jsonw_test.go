@@ -3,6 +3,7 @@ package jsonw
 import (
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -56,6 +57,17 @@ func FuzzString(f *testing.F) {
 func TestBytesIsString(t *testing.T) {
 	for _, s := range []string{"", "plain", `{"_aws":{"a":"b\"c"},"x":"\\"}`, "tab\tnew\nline\r", "\x00\x1f\x7f", "é漢字🙂", "\u2028\u2029", "bad \xff utf8", "cut \xe6\xbc"} {
 		assert.Equal(t, string(String(nil, s)), string(Bytes(nil, []byte(s))), "%q", s)
+	}
+}
+
+// Every byte that needs care, at every position of the eight-byte words
+// Bytes skips through.
+func TestBytesFindsEverySpecialByte(t *testing.T) {
+	for _, special := range []string{`"`, `\\`, "\x00", "\x1f", "\n", "\x7f", "é", "\xff", "\u2028"} {
+		for at := 0; at < 20; at++ {
+			s := strings.Repeat("a", at) + special + strings.Repeat("b", 20-at)
+			assert.Equal(t, string(String(nil, s)), string(Bytes(nil, []byte(s))), "%q", s)
+		}
 	}
 }
 
