@@ -115,6 +115,9 @@ const (
 	AttrFindingAction      = "accelerator.finding.action"
 	AttrFindingSavingMonth = "accelerator.finding.monthly_saving"
 	AttrFindingTarget      = "accelerator.finding.target"
+	// A node agent's report of a GPU reset the remediator asked for.
+	AttrRemediationPlanID  = "accelerator.remediation.plan_id"
+	AttrRemediationOutcome = "accelerator.remediation.outcome"
 )
 
 // Event names (the event.name attribute of log records).
@@ -128,6 +131,9 @@ const (
 	EventPCIeAER        = "accelerator.health.pcie_aer"
 	EventNVSwitchError  = "accelerator.health.nvswitch_error"
 	EventFinding        = "accelerator.finding"
+	// EventGPUReset is a node agent's report on a GPU reset the
+	// remediator asked for (accelerator_gpu_reset receiver).
+	EventGPUReset = "accelerator.remediation.gpu_reset"
 )
 
 // Where an attribute is set.
@@ -243,4 +249,6 @@ var Attributes = []AttributeDef{
 	{AttrFindingAction, "string", ScopeLog, nil, false, "Recommended action, in words."},
 	{AttrFindingSavingMonth, "double", ScopeLog, nil, false, "Estimated saving in USD per month (monthly_hours of the cost processor, default 730 h) if the action is taken."},
 	{AttrFindingTarget, "string", ScopeLog, nil, false, "What to move to: a MIG profile, an instance type, a replica count."},
+	{AttrRemediationPlanID, "string", ScopeLog, nil, false, "On a GPU reset report: the remediation plan that asked for the reset."},
+	{AttrRemediationOutcome, "string", ScopeLog, &EnumRemediationOutcome, false, "On a GPU reset report: what the node agent did."},
 }

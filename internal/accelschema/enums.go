@@ -22,6 +22,13 @@ func (e Enum) Has(v string) bool {
 	return false
 }
 
+// Outcomes of a GPU reset report (accelerator.remediation.outcome).
+const (
+	RemediationOutcomeSucceeded = "succeeded"
+	RemediationOutcomeFailed    = "failed"
+	RemediationOutcomeWaiting   = "waiting"
+)
+
 const (
 	HWTypeGPU = "gpu"
 
@@ -295,5 +302,11 @@ var (
 		{EventPCIeAER, "a PCIe AER error on a GPU's link (kernel log)"},
 		{EventNVSwitchError, "an NVSwitch SXid: an NVLink fabric error (kernel log)"},
 		{EventFinding, "a cost finding"},
+		{EventGPUReset, "a node agent's report on a GPU reset the remediator asked for"},
+	}}
+	EnumRemediationOutcome = Enum{AttrRemediationOutcome, []EnumValue{
+		{RemediationOutcomeSucceeded, "the reset command succeeded"},
+		{RemediationOutcomeFailed, "the reset command failed, or the request was malformed"},
+		{RemediationOutcomeWaiting, "the GPU is still held (or its holders unknown): the reset waits"},
 	}}
 )
