@@ -143,3 +143,31 @@ func TestStrongestCauseWinsOthersListed(t *testing.T) {
 	assert.Contains(t, d.Evidence, "ecc_uncorrected=1")
 	assert.NotContains(t, d.Evidence, "kv_cache_usage", "the evidence is the cause's")
 }
+
+// The rules' other edges: the signal present but not enough, or a limit the
+// rule needs unknown.
+func TestRulesDoNotFireShortOfTheirEvidence(t *testing.T) {
+	for name, c := range map[string]struct {
+		change func(*Signals)
+		not    string
+	}{
+		"queue without a known limit":          {func(s *Signals) { s.Waiting, s.Running, s.MaxRunning = 30, 256, 0 }, accelschema.CauseQueueing},
+		"a full server with nobody waiting":    {func(s *Signals) { s.Waiting, s.Running = 0.5, 256 }, accelschema.CauseQueueing},
+		"a quiet neighbour on a shared device": {func(s *Signals) { s.Shared, s.NeighbourActivity = true, 0.29 }, accelschema.CauseNoisyNeighbour},
+		"throttle readings not measured":       {func(s *Signals) { s.HasThrottle, s.PowerThrottle = false, 1 }, accelschema.CauseThrottling},
+		"tensor activity just below":           {func(s *Signals) { s.TensorActive = 0.79 }, accelschema.CauseDeviceSaturation},
+		"a KV cache just short of full":        {func(s *Signals) { s.KVCache = 0.97 }, accelschema.CauseKVCachePressure},
+	} {
+		t.Run(name, func(t *testing.T) {
+			d, ok := Diagnose(regressed(c.change), baseline, DefaultThresholds)
+			require.True(t, ok)
+			assert.NotEqual(t, c.not, d.Cause)
+			assert.NotContains(t, d.Also, c.not)
+		})
+	}
+	d, _ := Diagnose(regressed(func(s *Signals) { s.PowerThrottle = 0.5 }), baseline, DefaultThresholds)
+	assert.Equal(t, accelschema.CauseThrottling, d.Cause, "power throttling counts like thermal")
+	assert.Contains(t, d.Evidence, "throttle_power=0.5")
+	d, _ = Diagnose(regressed(func(s *Signals) { s.TensorActive = 0.85 }), baseline, DefaultThresholds)
+	assert.Equal(t, accelschema.CauseDeviceSaturation, d.Cause, "saturated tensor cores alone")
+}
