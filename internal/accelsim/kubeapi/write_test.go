@@ -301,3 +301,34 @@ func TestDiscoveryWriteVerbs(t *testing.T) {
 	assert.Contains(t, strings.Join(names, " "), "pods/eviction")
 	assert.Contains(t, names, "nodes/status")
 }
+
+// ConfigMaps as the remediator keeps plans in them: create, list by label,
+// update with optimistic concurrency (a deposed leader's stale write is
+// refused), delete.
+func TestClientGoConfigMaps(t *testing.T) {
+	_, _, kc := startAPI(t)
+	cs := clientset(t, kc)
+	ctx := context.Background()
+	cms := cs.CoreV1().ConfigMaps("kube-system")
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "plan-rp-1", Labels: map[string]string{"owner": "remediator"}}, Data: map[string]string{"plan": "v1"}}
+	created, err := cms.Create(ctx, cm, metav1.CreateOptions{FieldManager: "otelcol-accel-remediator"})
+	require.NoError(t, err)
+	list, err := cms.List(ctx, metav1.ListOptions{LabelSelector: "owner=remediator"})
+	require.NoError(t, err)
+	require.Len(t, list.Items, 1)
+	leader := created.DeepCopy()
+	leader.Data["plan"] = "v2"
+	_, err = cms.Update(ctx, leader, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	deposed := created.DeepCopy()
+	deposed.Data["plan"] = "stale"
+	_, err = cms.Update(ctx, deposed, metav1.UpdateOptions{})
+	require.True(t, apierrors.IsConflict(err), "%v", err)
+	got, err := cms.Get(ctx, "plan-rp-1", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, "v2", got.Data["plan"])
+	require.NoError(t, cms.Delete(ctx, "plan-rp-1", metav1.DeleteOptions{}))
+	_, err = cms.Get(ctx, "plan-rp-1", metav1.GetOptions{})
+	assert.True(t, apierrors.IsNotFound(err))
+	assert.True(t, apierrors.IsNotFound(cms.Delete(ctx, "plan-rp-1", metav1.DeleteOptions{})))
+}
