@@ -9,6 +9,7 @@
 //	accelsim validate [-scenario] fleet.yaml
 //	accelsim agent-config --endpoints DIR/endpoints.json --node NAME
 //	accelsim events [-follow] FILE.jsonl
+//	accelsim approve --state-dir DIR --node NODE --plan ID
 package main
 
 import (
@@ -28,6 +29,8 @@ const usage = `usage:
       print the collector config overlay that points a node agent at one simulated node
   accelsim events [-follow] FILE.jsonl
       print the health events and findings the collector wrote, one readable line each
+  accelsim approve --state-dir DIR --node NODE --plan ID [--field-manager WHO]
+      approve a remediation plan: kubectl annotate node NODE accelerator.otelcol-accel.io/approve=ID
 `
 
 // Exit codes.
@@ -57,6 +60,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return agentConfig(args[1:], stdout, stderr)
 	case "events":
 		return events(args[1:], stdout, stderr)
+	case "approve":
+		return approve(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
