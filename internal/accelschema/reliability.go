@@ -80,7 +80,7 @@ var reliabilityMetrics = []MetricDef{
 	{MetricColdStartDuration, CountedPerWorkload, Histogram, UnitSeconds, "double", []string{AttrColdStartPhase}, []string{EmitterK8s}, false,
 		"Time an accelerator pod took, per phase, from creation to Ready, one observation per cold start; phases measured from the pod's conditions and the kubelet's Pulled events."},
 	{MetricPodsUnschedulable, CountedPerWorkload, Gauge, UnitPods, "int", []string{AttrCapacityResource, AttrCapacityInstanceType, AttrCapacityZone, AttrCapacitySource}, []string{EmitterK8s}, false,
-		"Pods requesting accelerators that cannot be scheduled now, by the accelerator resource they lack and the instance type and zone they ask for (`any` when they do not ask)."},
+		"Pods requesting accelerators that cannot be scheduled now, by the accelerator resource they lack and the instance type and zone they ask for (`any` when they do not ask); with source `karpenter`, Karpenter NodeClaims for accelerators that could not be launched for want of capacity (counted at least once, at the flush after Karpenter deleted them)."},
 }
 
 func reliabilityAttributes() []AttributeDef {
@@ -140,10 +140,10 @@ func init() {
 		AttributeDef{AttrScalingDirection, "string", ScopeLog, &EnumScalingDirection, false, "On a scaling event: up or down."},
 		AttributeDef{AttrScalingOutcome, "string", ScopeLog, &EnumScalingOutcome, false, "On a scaling event: how it ended."},
 		AttributeDef{AttrScalingDecisionToReady, "double", ScopeLog, nil, false,
-			"On a scaling event: seconds from the replica change (as the receiver saw `spec.replicas` change) to the new replicas being ready, or the old ones gone."},
+			"On a scaling event: seconds from the decision (the HPA's `status.lastScaleTime` when an HPA scales the workload, else when the receiver saw `spec.replicas` change) to the new replicas being ready (the last Ready transition of the workload's pods, else when the receiver saw the ready count reached), or the old ones gone."},
 	)
 	EnumEventName.Values = append(EnumEventName.Values,
-		EnumValue{EventScaling, "the replicas of an accelerator workload (Deployment, StatefulSet) changed and settled"})
+		EnumValue{EventScaling, "the replicas of an accelerator workload (Deployment, StatefulSet, LeaderWorkerSet) changed and settled"})
 }
 
 // Zones.

@@ -2,6 +2,7 @@ package k8sclient
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -133,7 +134,7 @@ func (i *Informers) WatchOptional(kind Kind, h cache.ResourceEventHandler, repor
 				wait = b.Failed(time.Now())
 			case served:
 				if err := i.AddEventHandler(kind, h); err != nil {
-					if report.Failed != nil && err != errReleased {
+					if report.Failed != nil && !errors.Is(err, errReleased) {
 						report.Failed(err)
 					}
 					return

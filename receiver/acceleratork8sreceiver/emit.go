@@ -109,6 +109,7 @@ func (s *state) unschedulableMetric(md pmetric.Metrics, ts pcommon.Timestamp, po
 			counts[gaugeKey{res, place.InstanceType, place.Zone, accelschema.CapacitySourceScheduler}]++
 		}
 	}
+	s.claimCounts(counts)
 	for k := range s.gaugeKeys {
 		if _, ok := counts[k]; !ok {
 			counts[k] = 0 // emitted once at 0, then dropped
@@ -126,7 +127,7 @@ func (s *state) unschedulableMetric(md pmetric.Metrics, ts pcommon.Timestamp, po
 		}
 	}
 	slices.SortFunc(keys, func(a, b gaugeKey) int {
-		return strings.Compare(a.resource+"\x00"+a.instanceType+"\x00"+a.zone, b.resource+"\x00"+b.instanceType+"\x00"+b.zone)
+		return strings.Compare(a.resource+"\x00"+a.instanceType+"\x00"+a.zone+"\x00"+a.source, b.resource+"\x00"+b.instanceType+"\x00"+b.zone+"\x00"+b.source)
 	})
 	rm := md.ResourceMetrics().AppendEmpty()
 	if s.cfg.ClusterName != "" {
@@ -137,7 +138,7 @@ func (s *state) unschedulableMetric(md pmetric.Metrics, ts pcommon.Timestamp, po
 	m := sm.Metrics().AppendEmpty()
 	m.SetName(accelschema.MetricPodsUnschedulable)
 	m.SetUnit(accelschema.UnitPods)
-	m.SetDescription("Pods requesting accelerators that cannot be scheduled now.")
+	m.SetDescription("Pods requesting accelerators that cannot be scheduled now (source scheduler), and Karpenter NodeClaims for accelerators that could not be launched for want of capacity (source karpenter).")
 	g := m.SetEmptyGauge()
 	for _, k := range keys {
 		dp := g.DataPoints().AppendEmpty()

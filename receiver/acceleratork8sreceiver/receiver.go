@@ -101,6 +101,7 @@ func (r *k8sReceiver) Start(_ context.Context, _ component.Host) error {
 		inf.Release()
 		return err
 	}
+	r.watchOptional(inf)
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel = cancel
 	r.wg.Add(1)
@@ -245,7 +246,25 @@ func (r *k8sReceiver) onWorkload(o any) {
 	now := r.now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.state.observeWorkload(w, now)
+	r.state.observeWorkload(w, now, func() time.Time { return r.lastReady(w) })
+}
+
+// lastReady is when the last of the workload's Ready pods turned Ready.
+func (r *k8sReceiver) lastReady(w lifecycle.Workload) time.Time {
+	var last time.Time
+	for _, o := range r.pods.GetStore().List() {
+		p, ok := o.(*corev1.Pod)
+		if !ok || p.Namespace != w.Namespace {
+			continue
+		}
+		if pw := workloadOf(p, r.cfg); pw.kind != w.Kind || pw.name != w.Name {
+			continue
+		}
+		if at, ok := lifecycle.ReadySince(p); ok && at.After(last) {
+			last = at
+		}
+	}
+	return last
 }
 
 func (r *k8sReceiver) onWorkloadGone(o any) {

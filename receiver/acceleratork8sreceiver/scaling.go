@@ -16,6 +16,9 @@ import (
 type scaling struct {
 	from, to  int32
 	decidedAt time.Time
+	// hpa is the HPA whose lastScaleTime is decidedAt; empty when the
+	// receiver's own sight of the change is.
+	hpa string
 }
 
 type workloadKey struct{ kind, namespace, name string }
@@ -23,11 +26,15 @@ type workloadKey struct{ kind, namespace, name string }
 // observeWorkload follows one accelerator workload's replicas. The first
 // sight of a workload records its replicas without an event: its last
 // scaling happened before this receiver started.
-func (s *state) observeWorkload(w lifecycle.Workload, now time.Time) {
+//
+// readyAt is when the workload's pods last turned Ready (zero when none is
+// known); it is asked for only when a scale-up settles.
+func (s *state) observeWorkload(w lifecycle.Workload, now time.Time, readyAt func() time.Time) {
 	k := workloadKey{w.Kind, w.Namespace, w.Name}
 	last, known := s.desired[k]
 	if len(s.desired) < maxTracked || known {
 		s.desired[k] = w.Desired
+		s.templates[k] = w.Labels
 	}
 	if known && last != w.Desired {
 		if prev, ok := s.scalings[k]; ok {
@@ -37,16 +44,45 @@ func (s *state) observeWorkload(w lifecycle.Workload, now time.Time) {
 		}
 		s.scalings[k] = scaling{from: last, to: w.Desired, decidedAt: now}
 	}
-	if sc, ok := s.scalings[k]; ok && w.Settled(sc.from) {
-		delete(s.scalings, k)
-		s.appendScaling(w, sc, now, true)
+	if sc, ok := s.scalings[k]; ok {
+		sc = s.decidedByAutoscaler(k, sc)
+		s.scalings[k] = sc
+		if w.Settled(sc.from) {
+			delete(s.scalings, k)
+			end := now
+			if w.Desired > sc.from {
+				// The last replica's own Ready time, when known and not
+				// before the decision: exact, and in the cluster's clock
+				// like an HPA's lastScaleTime.
+				if r := readyAt(); !r.IsZero() && !r.Before(sc.decidedAt) {
+					end = r
+				}
+			}
+			s.appendScaling(w, sc, end, true)
+		}
 	}
+}
+
+// decidedByAutoscaler takes the decision time from the workload's HPA when
+// it asked for the new count: the HPA changes the workload's replicas
+// before its own status, so this is looked at again until it settles.
+func (s *state) decidedByAutoscaler(k workloadKey, sc scaling) scaling {
+	if sc.hpa != "" {
+		return sc
+	}
+	// A lastScaleTime far from when the change was seen is an older
+	// decision's (the HPA's status lags its scaling by seconds).
+	if a, ok := s.autoscalerOf(k); ok && a.Desired == sc.to && !a.LastScale.IsZero() && absDuration(a.LastScale.Sub(sc.decidedAt)) <= autoscalerSkew {
+		sc.decidedAt, sc.hpa = a.LastScale, a.Name
+	}
+	return sc
 }
 
 func (s *state) forgetWorkload(kind, namespace, name string) {
 	k := workloadKey{kind, namespace, name}
 	delete(s.desired, k)
 	delete(s.scalings, k)
+	delete(s.templates, k)
 }
 
 func (s *state) appendScaling(w lifecycle.Workload, sc scaling, now time.Time, settled bool) {
@@ -70,6 +106,12 @@ func (s *state) appendScaling(w lifecycle.Workload, sc scaling, now time.Time, s
 		direction = accelschema.ScalingDown
 	}
 	a.PutStr(accelschema.AttrScalingDirection, direction)
+	if sc.hpa != "" {
+		a.PutStr(accelschema.AttrScalingDecidedBy, accelschema.ScalingDecidedByHPA)
+		a.PutStr(accelschema.AttrAutoscalerName, sc.hpa)
+	} else {
+		a.PutStr(accelschema.AttrScalingDecidedBy, accelschema.ScalingDecidedByUnknown)
+	}
 	outcome := accelschema.ScalingSuperseded
 	body := w.Kind + " " + w.Namespace + "/" + w.Name + " " + direction + " " + strconv.Itoa(int(sc.from)) + " → " + strconv.Itoa(int(sc.to))
 	if settled {
@@ -82,4 +124,15 @@ func (s *state) appendScaling(w lifecycle.Workload, sc scaling, now time.Time, s
 	}
 	a.PutStr(accelschema.AttrScalingOutcome, outcome)
 	lr.Body().SetStr(body)
+}
+
+// autoscalerSkew is how far an HPA's lastScaleTime may be from when the
+// receiver saw the replica change and still be that change's decision.
+const autoscalerSkew = 10 * time.Minute
+
+func absDuration(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
 }

@@ -49,13 +49,26 @@ type state struct {
 	heldFailed map[types.UID]*corev1.Event
 	// imbalanced workloads, with the evidence last raised (zones.go).
 	imbalanced map[workload]string
+	// templates: the pod-template labels of each accelerator workload.
+	templates map[workloadKey]map[string]string
+	// hpas by namespace/name, and the HPA of each target (autoscaler.go).
+	hpas  map[autoscalerKey]lifecycle.Autoscaler
+	hpaOf map[workloadKey]autoscalerKey
+	// claims: Karpenter NodeClaims for accelerators that could not be
+	// launched, by UID; claimsGone were deleted since the last flush;
+	// claimLogged by UID and reason (nodeclaims.go).
+	claims      map[string]lifecycle.NodeClaim
+	claimsGone  map[string]lifecycle.NodeClaim
+	claimLogged map[string]bool
 }
 
 func newState(cfg *Config, first *firstrequest.Registry, start time.Time) *state {
 	return &state{cfg: cfg, match: lifecycle.NewMatcher(cfg.Resources), first: first, awaiting: map[types.UID]*coldStartRecord{}, start: start, waiting: map[types.UID]bool{}, measured: map[types.UID]bool{},
 		pulls: map[types.UID]map[types.UID]lifecycle.Pull{}, lacking: map[types.UID][]string{}, failedSeen: map[types.UID]int32{},
 		hists: newHistograms(cfg.Buckets), gaugeKeys: map[gaugeKey]bool{}, logs: plog.NewLogs(),
-		desired: map[workloadKey]int32{}, scalings: map[workloadKey]scaling{}, imbalanced: map[workload]string{}, heldFailed: map[types.UID]*corev1.Event{}}
+		desired: map[workloadKey]int32{}, scalings: map[workloadKey]scaling{}, imbalanced: map[workload]string{}, heldFailed: map[types.UID]*corev1.Event{},
+		templates: map[workloadKey]map[string]string{}, hpas: map[autoscalerKey]lifecycle.Autoscaler{}, hpaOf: map[workloadKey]autoscalerKey{},
+		claims: map[string]lifecycle.NodeClaim{}, claimsGone: map[string]lifecycle.NodeClaim{}, claimLogged: map[string]bool{}}
 }
 
 func (s *state) observePod(p *corev1.Pod, requested []string) {

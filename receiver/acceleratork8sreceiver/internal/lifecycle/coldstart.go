@@ -153,3 +153,13 @@ func IsReady(p *corev1.Pod) bool {
 	c, ok := condition(p, corev1.PodReady)
 	return ok && c.Status == corev1.ConditionTrue
 }
+
+// ReadySince is when the pod's Ready condition last turned True; ok is
+// false when it is not Ready.
+func ReadySince(p *corev1.Pod) (time.Time, bool) {
+	c, ok := condition(p, corev1.PodReady)
+	if !ok || c.Status != corev1.ConditionTrue {
+		return time.Time{}, false
+	}
+	return c.LastTransitionTime.Time, true
+}

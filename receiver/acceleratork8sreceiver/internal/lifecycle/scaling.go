@@ -3,10 +3,12 @@ package lifecycle
 import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// Workload is what scaling needs to know of a Deployment or StatefulSet.
+// Workload is what scaling needs to know of a Deployment, StatefulSet or
+// LeaderWorkerSet.
 type Workload struct {
 	Kind, Namespace, Name string
 	// Desired is spec.replicas (1 when unset, as the API defaults it).
@@ -18,7 +20,8 @@ type Workload struct {
 	Labels   map[string]string
 }
 
-// WorkloadOf reads a Deployment or a StatefulSet; ok is false for others.
+// WorkloadOf reads a Deployment, a StatefulSet or a LeaderWorkerSet
+// (unstructured); ok is false for others.
 func WorkloadOf(o runtime.Object) (Workload, bool) {
 	desired := func(r *int32) int32 {
 		if r == nil {
@@ -33,6 +36,10 @@ func WorkloadOf(o runtime.Object) (Workload, bool) {
 	case *appsv1.StatefulSet:
 		return Workload{Kind: "StatefulSet", Namespace: w.Namespace, Name: w.Name, Desired: desired(w.Spec.Replicas),
 			Ready: w.Status.ReadyReplicas, Current: w.Status.Replicas, Template: &w.Spec.Template.Spec, Labels: w.Spec.Template.Labels}, true
+	case *unstructured.Unstructured:
+		if w.GetKind() == KindLeaderWorkerSet {
+			return leaderWorkerSet(w)
+		}
 	}
 	return Workload{}, false
 }
