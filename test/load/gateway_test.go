@@ -151,6 +151,10 @@ func runGateway(ctx context.Context, t *testing.T, target gatewayTarget, templat
 		configs = append(configs, extra)
 	}
 	profile := os.Getenv("OTELCOL_ACCEL_LOAD_PROFILE")
+	if profile != "" && target.Name != emfTarget.Name {
+		// One file per target: <path>.otlp beside <path>.
+		profile += "." + target.Name
+	}
 	if profile != "" {
 		configs = append(configs, target.pprof)
 	}
