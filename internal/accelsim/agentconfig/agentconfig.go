@@ -28,6 +28,9 @@ func Overlay(f *endpoints.File, node endpoints.Node) ([]byte, error) {
 			return nil, fmt.Errorf("node %s has no dcgm-exporter URL", node.Name)
 		}
 		receivers["dcgm"] = map[string]any{"source": "dcgm_exporter", "endpoint": node.DCGMExporterURL, "health": kernelLog(node)}
+		if node.DCGMPerPodUsage {
+			receivers["dcgm"].(map[string]any)["per_pod_usage"] = true
+		}
 		metricsReceivers, logsReceivers = []string{"dcgm"}, []string{"dcgm"}
 	case "neuron":
 		if node.NeuronMonitor == nil {

@@ -142,15 +142,42 @@ func TestLostGPUReportsOnlyItsLastXID(t *testing.T) {
 
 // The exporter's default Kubernetes mode keeps one pod per device, the last
 // one in the kubelet's list; nvidia.com/gpu.shared is not mapped at all.
+// With virtual_gpus (KUBERNETES_VIRTUAL_GPUS, the demo's L4 node) a
+// time-sliced GPU has a row per pod with that pod's own utilization and
+// memory, and the device's other fields copied.
 func TestKubernetesMapping(t *testing.T) {
 	f := simtest.DemoFleet(t, 0)
 	fams, _ := page(t, f, "gpu-l4-a", 60)
 	g0 := find(fams["DCGM_FI_DEV_GPU_UTIL"], map[string]string{"gpu": "0"})
-	if len(g0) != 1 || labelsOf(g0[0])["pod"] != "vllm-support-7f6c5d8b9-d3e4f" {
-		t.Errorf("time-sliced GPU 0 (two pods): %v", g0)
+	if len(g0) != 2 || labelsOf(g0[0])["pod"] != "vllm-support-7f6c5d8b9-a1b2c" || labelsOf(g0[1])["pod"] != "vllm-support-7f6c5d8b9-d3e4f" {
+		t.Errorf("time-sliced GPU 0 (two pods, virtual GPUs): %v", g0)
+	}
+	if len(g0) == 2 && value(g0[0]) == value(g0[1]) {
+		t.Errorf("per-pod utilization is each pod's own, got %v and %v", value(g0[0]), value(g0[1]))
+	}
+	if clk := find(fams["DCGM_FI_DEV_SM_CLOCK"], map[string]string{"gpu": "0"}); len(clk) != 2 || value(clk[0]) != value(clk[1]) {
+		t.Errorf("a device field is copied on every pod's row: %v", clk)
 	}
 	if g3 := find(fams["DCGM_FI_DEV_GPU_UTIL"], map[string]string{"gpu": "3"}); labelsOf(g3[0])["pod"] != "" {
 		t.Errorf("unallocated GPU 3 has a pod: %v", labelsOf(g3[0]))
+	}
+	lastHolder := simtest.Fleet(t, `nodes:
+  - name: l4
+    instance_type: g6.xlarge
+    gpus: {sharing: time-slicing, replicas: 2}
+pods:
+  - name: p
+    node: l4
+    workload: {profile: inference-steady}
+    containers: [{name: c, replicas: ["0::0"]}]
+  - name: q
+    node: l4
+    workload: {profile: inference-steady}
+    containers: [{name: c, replicas: ["0::1"]}]
+`, 1)
+	fams, _ = page(t, lastHolder, "l4", 60)
+	if g := fams["DCGM_FI_DEV_GPU_UTIL"].GetMetric(); len(g) != 1 || labelsOf(g[0])["pod"] != "q" {
+		t.Errorf("default mode, time-sliced GPU of two pods: %v", g)
 	}
 	renamed := simtest.Fleet(t, `nodes:
   - name: l4

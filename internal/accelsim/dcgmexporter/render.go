@@ -25,6 +25,9 @@ type row struct {
 	attrs []kv
 	// attrText is attrs rendered: `,container="…",namespace="…",pod="…"`.
 	attrText []byte
+	// pod is the row's pod on a GPU shared by time-slicing, under
+	// virtual_gpus: its GPU_UTIL and FB_USED are that pod's own.
+	pod *fleet.Pod
 }
 
 type kv struct{ k, v string }
@@ -50,6 +53,10 @@ func NewRenderer(n *fleet.Node) *Renderer {
 	var dra map[any][][]kv
 	if opts.KubernetesDRA {
 		dra = draMapping(n, opts.OldNamespace)
+	}
+	var shared map[*fleet.GPU][]fleet.Holder
+	if opts.VirtualGPUs && opts.KubernetesEnabled() {
+		shared = sharedHolders(n)
 	}
 	entity := 0
 	add := func(g *fleet.GPU, mi *fleet.MIGInstance) {
@@ -85,6 +92,15 @@ func NewRenderer(n *fleet.Node) *Renderer {
 		b.WriteString(n.DriverVersion)
 		b.WriteString(`"`)
 		labels := []byte(b.String())
+		if hs := shared[g]; mi == nil && len(hs) > 0 {
+			for _, h := range hs {
+				attrs := podAttrs(h.Pod, h.Container.Name, opts.OldNamespace)
+				sort.Slice(attrs, func(i, j int) bool { return attrs[i].k < attrs[j].k })
+				r.rows = append(r.rows, row{entity: entity, labels: labels, attrs: attrs, attrText: renderAttrs(nil, attrs), pod: h.Pod})
+			}
+			entity++
+			return
+		}
 		variants := dra[key]
 		if len(variants) == 0 {
 			variants = [][]kv{mapped[key]}
@@ -151,6 +167,9 @@ func (r *Renderer) Render(b []byte, entities []sim.Entity) []byte {
 			if !ok {
 				continue
 			}
+			if rw.pod != nil && (f.id == gpuUtilFieldID || f.id == fbUsedFieldID) {
+				iv = podReading(&entities[rw.entity], rw.pod, f.id)
+			}
 			if later != nil && rw.lag > 0 {
 				iv, fv = later(s, rw.lag, rw.key)
 			}
@@ -174,6 +193,51 @@ func (r *Renderer) Render(b []byte, entities []sim.Entity) []byte {
 		}
 	}
 	return b
+}
+
+// Fields dcgm-exporter 4.5+ measures per pod on a time-sliced GPU.
+const (
+	gpuUtilFieldID = 203
+	fbUsedFieldID  = 252
+)
+
+// podReading is one pod's own GPU_UTIL or FB_USED on a shared GPU.
+func podReading(e *sim.Entity, p *fleet.Pod, field int) int64 {
+	for _, u := range e.PerPod {
+		if u.Pod == p {
+			if field == gpuUtilFieldID {
+				return u.GPUUtil
+			}
+			return u.FBUsed
+		}
+	}
+	return 0
+}
+
+// sharedHolders are, per whole GPU that several pods share by
+// time-slicing, one holder per pod (its first container holding a
+// replica), in the kubelet's order: dcgm-exporter's KUBERNETES_VIRTUAL_GPUS
+// rows.
+func sharedHolders(n *fleet.Node) map[*fleet.GPU][]fleet.Holder {
+	out := map[*fleet.GPU][]fleet.Holder{}
+	for _, g := range n.GPUs {
+		if g.MIGEnabled() {
+			continue
+		}
+		seen := map[*fleet.Pod]bool{}
+		var hs []fleet.Holder
+		for _, h := range g.Holders {
+			if h.Replica < 0 || seen[h.Pod] {
+				continue
+			}
+			seen[h.Pod] = true
+			hs = append(hs, h)
+		}
+		if len(hs) > 1 {
+			out[g] = hs
+		}
+	}
+	return out
 }
 
 // mergeXID adds the exporter's err_code and err_msg to the sorted attributes.

@@ -44,6 +44,10 @@ type Node struct {
 	Zone         string `json:"zone"`
 	// DCGMExporterURL is the node's dcgm-exporter /metrics (NVIDIA nodes).
 	DCGMExporterURL string `json:"dcgm_exporter_url,omitempty"`
+	// DCGMPerPodUsage: the dcgm-exporter measures GPU utilization and
+	// memory per pod on time-sliced GPUs (dcgm-exporter 4.5+ with
+	// KUBERNETES_VIRTUAL_GPUS); the agent reads them with per_pod_usage.
+	DCGMPerPodUsage bool `json:"dcgm_per_pod_usage,omitempty"`
 	// PodResourcesSocket is the kubelet PodResources v1 unix socket.
 	PodResourcesSocket string `json:"pod_resources_socket"`
 	// NeuronMonitor runs the node's neuron-monitor (Neuron nodes).

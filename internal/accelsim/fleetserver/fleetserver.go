@@ -173,6 +173,7 @@ func Start(f *fleet.Fleet, opts Options) (_ *Running, err error) {
 				return nil, err
 			}
 			en.DCGMExporterURL = serveHTTP(l, dcgmexporter.NewHandler(world, n, tl)) + "/metrics"
+			en.DCGMPerPodUsage = n.DCGM.VirtualGPUs
 		}
 		sock := filepath.Join(dir, n.Name, "kubelet.sock")
 		sl, err := podresources.Listen(sock)

@@ -149,6 +149,12 @@ type DCGMExporter struct {
 	// in dcgm-exporter's default counters; enabled where throttling is
 	// watched).
 	ClockEvents bool `yaml:"clock_events"`
+	// VirtualGPUs is dcgm-exporter 4.5+ with KUBERNETES_VIRTUAL_GPUS: a
+	// GPU shared by time-slicing gets one row per pod, whose
+	// DCGM_FI_DEV_GPU_UTIL and DCGM_FI_DEV_FB_USED are that pod's own
+	// (from NVML's per-process data); the agent's dcgm receiver reads them
+	// with per_pod_usage.
+	VirtualGPUs bool `yaml:"virtual_gpus"`
 }
 
 // KubernetesEnabled reports whether pod labels are added.

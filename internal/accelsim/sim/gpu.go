@@ -61,6 +61,16 @@ type Entity struct {
 	GPU    *fleet.GPU
 	MIG    *fleet.MIGInstance
 	Sample GPUSample
+	// PerPod is each consumer's own use of a whole GPU several pods share
+	// (time-slicing), as NVML's per-process data measures it.
+	PerPod []PodUsage
+}
+
+// PodUsage is one pod's own use of a shared GPU.
+type PodUsage struct {
+	Pod     *fleet.Pod
+	GPUUtil int64 // %
+	FBUsed  int64 // MiB
 }
 
 type gpuModel struct {
@@ -320,7 +330,7 @@ func (gm *gpuModel) sample(t float64) []Entity {
 			s.FBUsed = used
 			s.FBFree = m.MemoryMiB - m.ReservedMiB - used
 		}
-		return []Entity{{GPU: gm.g, Sample: s}}
+		return []Entity{{GPU: gm.g, Sample: s, PerPod: gm.whole.perPod(k, h.lost)}}
 	}
 	out := make([]Entity, len(gm.gis))
 	for i, mi := range gm.g.MIG {
@@ -334,6 +344,21 @@ func (gm *gpuModel) sample(t float64) []Entity {
 			s.GPUUtil, s.MemCopyUtil = -1, -1 // not supported on MIG
 		}
 		out[i] = Entity{GPU: gm.g, MIG: mi, Sample: s}
+	}
+	return out
+}
+
+// perPod is each consumer's own use of a unit several pods share, nil when
+// one pod (or nobody) holds it.
+func (u *unit) perPod(k int64, lost bool) []PodUsage {
+	if len(u.consumers) < 2 || lost {
+		return nil
+	}
+	out := make([]PodUsage, 0, len(u.consumers))
+	for _, c := range u.consumers {
+		s := c.pm.signal(k)
+		out = append(out, PodUsage{Pod: c.pm.pod, GPUUtil: int64(math.Round(clamp(s.Activity*104, 0, 100))),
+			FBUsed: int64(math.Round(s.MemFrac * c.weight * u.memMiB))})
 	}
 	return out
 }

@@ -128,7 +128,7 @@ const (
 	// high corrected-ECC rate, a contained error): retried and scrubbed
 	// memory accesses, for eccSlowFor seconds.
 	eccSlowdown = 1.8
-	eccSlowFor  = 600
+	eccSlowFor  = 1800
 	// neighbourSlowdown is how much a time-sliced or MPS GPU's other
 	// consumers' activity slows a consumer: time slices go to them.
 	neighbourSlowdown = 1.6
