@@ -198,6 +198,13 @@ func runAgentSize(ctx context.Context, t *testing.T, gpus, intervals int, interv
 	agent := startAgent(t, sim, node, interval, capture)
 	ref := startReference(t, sim, node, interval)
 	waitFlowing(ctx, t, 2*interval, agent, ref)
+	// OTELCOL_ACCEL_LOAD_AGENT_PROFILE=dir: the agent's CPU profile over the
+	// window, to dir/agent-<gpus>.pprof (agent.yaml serves pprof). The
+	// profiler costs CPU: measure without it.
+	if dir := os.Getenv("OTELCOL_ACCEL_LOAD_AGENT_PROFILE"); dir != "" {
+		path := filepath.Join(dir, fmt.Sprintf("agent-%d.pprof", gpus))
+		go cpuProfile(t, "http://"+agent.col.Env[e2etest.EnvPprof], time.Duration(intervals)*interval, path)
+	}
 	var run agentRun
 	run.GPUs = gpus
 	run.LoadAvg[0], _ = e2etest.MachineLoad()
