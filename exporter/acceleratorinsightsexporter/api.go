@@ -22,7 +22,12 @@ import (
 // requests (and a fleet of browsers) cost one snapshot. A request that finds
 // the view older is answered from it while one rebuild runs in the
 // background (a 10,000-device rebuild takes longer than a page may wait),
-// unless it is older than maxStale or a write made it wrong.
+// unless it is older than maxStale or the metrics were invalidated; a write
+// (acknowledge, dismiss) only re-reads the logs side (View.WithLogs). The
+// keeper (viewkeeper.go) rebuilds in the background too, so that a request
+// finds the view current and the answers it asked of the last view already
+// made: no request waits for a rebuild but the first one and, with the
+// Prometheus backend, one after maxStale without requests.
 const (
 	viewTTL  = time.Second
 	maxStale = 30 * time.Second
@@ -44,9 +49,15 @@ type api struct {
 	view       *fleet.View
 	viewAt     time.Time
 	generation uint64 // bumped by every synchronous rebuild and invalidation
-	dirty      bool   // a write made the view wrong: rebuild before answering
+	dirty      bool   // the metrics were invalidated: rebuild before answering
+	logsDirty  bool   // a write changed the logs side: re-read it before answering
 	refreshing bool
 	refreshes  sync.WaitGroup
+	// viewVersion is the sources' version the view was built from;
+	// lastRequest when a view was last asked for (the keeper's cue).
+	viewVersion uint64
+	lastRequest time.Time
+	keeper      *keeper
 	// problem is why the last rebuild failed (empty once one works): the
 	// view is then the last good one, older than it should be, and the
 	// answers say so (session, X-Insights-Backend-Problem).
@@ -54,8 +65,11 @@ type api struct {
 	problemSince time.Time
 	// answers are the encoded answers of this view, by URL: a view does
 	// not change, so a page's parallel requests and a room of browsers
-	// cost one computation each per view.
+	// cost one computation each per view. recipes say how each was made,
+	// so that a background rebuild makes them again for the next view
+	// before it is swapped in.
 	answers map[string][]byte
+	recipes map[string]recipe
 }
 
 func (a *api) routes(mux *http.ServeMux) {
@@ -123,14 +137,21 @@ func writeError(w http.ResponseWriter, status int, err error) {
 
 // currentView returns the view: fresh (younger than viewTTL), else the
 // previous one while a background rebuild runs, else (none yet, older than
-// maxStale, or invalidated by a write) one built now. A failed or
+// maxStale, or its metrics invalidated) one built now. A failed or
 // incomplete rebuild never replaces a good view: the last good one is
 // answered from, and the problem reported.
 func (a *api) currentView(ctx context.Context) (*fleet.View, error) {
 	a.mu.Lock()
 	now := a.now()
+	a.lastRequest = now
+	a.startKeeper()
+	if a.view != nil && a.logsDirty && !a.dirty {
+		a.mu.Unlock()
+		a.relog()
+		a.mu.Lock()
+	}
 	age := now.Sub(a.viewAt)
-	if a.view != nil && !a.dirty && !now.Before(a.viewAt) {
+	if a.view != nil && !a.dirty && !a.logsDirty && !now.Before(a.viewAt) {
 		if age < viewTTL {
 			v := a.view
 			a.mu.Unlock()
@@ -150,7 +171,7 @@ func (a *api) currentView(ctx context.Context) (*fleet.View, error) {
 	a.generation++
 	gen := a.generation
 	a.mu.Unlock()
-	v, err := a.build(ctx, gen)
+	v, err := a.build(ctx, gen, false)
 	if err == nil {
 		return v, nil
 	}
@@ -164,9 +185,13 @@ func (a *api) currentView(ctx context.Context) (*fleet.View, error) {
 }
 
 // build makes a view and keeps it unless a newer build or a write came
-// first.
-func (a *api) build(ctx context.Context, gen uint64) (*fleet.View, error) {
+// first. warm (background rebuilds) makes the answers the last view was
+// asked for before the swap, so that no request computes them.
+func (a *api) build(ctx context.Context, gen uint64, warm bool) (*fleet.View, error) {
 	at := a.now()
+	// Read before the snapshot: a batch that lands during it shows as a
+	// change, and the keeper rebuilds again.
+	ver := a.sourceVersion()
 	snap, err := a.backend.Snapshot(ctx)
 	if err != nil {
 		a.mu.Lock()
@@ -179,13 +204,37 @@ func (a *api) build(ctx context.Context, gen uint64) (*fleet.View, error) {
 	}
 	logs := a.logs.Snapshot()
 	v := fleet.NewView(snap, &logs, a.idle)
+	answers, recipes := map[string][]byte{}, map[string]recipe{}
+	if warm {
+		answers, recipes = a.warm(ctx, v)
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.problem, a.problemSince = "", time.Time{}
 	if gen == a.generation {
-		a.view, a.viewAt, a.answers, a.dirty = v, at, map[string][]byte{}, false
+		a.view, a.viewAt, a.answers, a.recipes, a.dirty, a.logsDirty = v, at, answers, recipes, false, false
+		a.viewVersion = ver
 	}
 	return v, nil
+}
+
+// relog replaces the view by one of the same snapshot with the logs side
+// as it is now (after a write): no rebuild of the fleet.
+func (a *api) relog() {
+	a.mu.Lock()
+	v, gen := a.view, a.generation
+	a.mu.Unlock()
+	ver := a.sourceVersion()
+	logs := a.logs.Snapshot()
+	nv := v.WithLogs(&logs)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if gen == a.generation && a.view == v && !a.dirty {
+		a.view, a.answers, a.recipes, a.logsDirty = nv, map[string][]byte{}, map[string]recipe{}, false
+		// The metrics are as old as they were; only a newer metrics
+		// version may make the keeper rebuild.
+		a.viewVersion = min(a.viewVersion, ver)
+	}
 }
 
 // backendProblem is why the view is older than it should be ("" when it
@@ -201,7 +250,7 @@ func (a *api) refresh(gen uint64) {
 	defer a.refreshes.Done()
 	ctx, cancel := context.WithTimeout(context.Background(), maxStale)
 	defer cancel()
-	if _, err := a.build(ctx, gen); err != nil {
+	if _, err := a.build(ctx, gen, true); err != nil {
 		a.warn.Warn("backend", "the console's backend did not answer fully; pages show the last good view", zap.String("backend", a.backend.Name()), zap.Error(err))
 	}
 	a.mu.Lock()
@@ -209,19 +258,33 @@ func (a *api) refresh(gen uint64) {
 	a.mu.Unlock()
 }
 
-// invalidate marks the view wrong after a write, so the next request
-// rebuilds it (and, should that fail, still has it to answer from). Its
-// encoded answers go at once.
+// invalidate marks the whole view wrong (tests that feed the model), so the
+// next request rebuilds it (and, should that fail, still has it to answer
+// from). Its encoded answers go at once.
 func (a *api) invalidate() {
 	a.mu.Lock()
 	a.dirty = true
-	a.answers = nil
+	a.answers, a.recipes = nil, nil
 	a.generation++
 	a.mu.Unlock()
 }
 
-// wait returns once no background rebuild runs (Shutdown).
-func (a *api) wait() { a.refreshes.Wait() }
+// invalidateLogs marks the logs side of the view wrong after a write: the
+// next request re-reads it (relog), the fleet is not rebuilt.
+func (a *api) invalidateLogs() {
+	a.mu.Lock()
+	a.logsDirty = true
+	a.answers, a.recipes = nil, nil
+	a.generation++
+	a.mu.Unlock()
+}
+
+// wait returns once no background work runs (Shutdown; tests): the keeper
+// stops (the next request starts it again) and the rebuilds end.
+func (a *api) wait() {
+	a.stopKeeper()
+	a.refreshes.Wait()
+}
 
 type viewFunc func(v *fleet.View, f fleet.Filter, r *http.Request) (any, error)
 
@@ -238,11 +301,14 @@ func (a *api) answer(v *fleet.View, key string) ([]byte, bool) {
 	return b, ok
 }
 
-func (a *api) keep(v *fleet.View, key string, body []byte) {
+func (a *api) keep(v *fleet.View, key string, body []byte, rc recipe) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.view == v && a.answers != nil && len(a.answers) < maxAnswers {
 		a.answers[key] = body
+		if a.recipes != nil {
+			a.recipes[key] = rc
+		}
 	}
 }
 
@@ -275,29 +341,17 @@ func (a *api) withViewMemo(extra []string, fn viewFunc, memo bool) http.HandlerF
 				return
 			}
 		}
-		out, err := fn(v, f, r)
-		var br badRequest
-		var nf notFound
-		switch {
-		case errors.As(err, &br):
-			writeError(w, http.StatusBadRequest, err)
-		case errors.As(err, &nf):
-			writeError(w, http.StatusNotFound, err)
-		case err != nil:
-			writeError(w, http.StatusBadGateway, err)
-		default:
-			body, err := json.Marshal(out)
-			if err != nil {
-				writeError(w, http.StatusInternalServerError, err)
-				return
-			}
-			body = append(body, '\n')
-			if memo {
-				a.keep(v, key, body)
-			}
-			w.Header().Set("Content-Type", "application/json; charset=utf-8")
-			_, _ = w.Write(body)
+		rc := recipe{fn: fn, filter: f, url: r.URL}
+		body, status, err := rc.render(v, r)
+		if err != nil {
+			writeError(w, status, err)
+			return
 		}
+		if memo {
+			a.keep(v, key, body, rc)
+		}
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		_, _ = w.Write(body)
 	}
 }
 
@@ -454,10 +508,10 @@ func (a *api) decide(w http.ResponseWriter, r *http.Request) {
 		return
 	case err != nil:
 		a.warn.Warn("storage", "a finding's state was not saved", zap.String("finding", f.ID), zap.Error(err))
-		a.invalidate()
+		a.invalidateLogs()
 		writeError(w, http.StatusInternalServerError, err)
 		return
 	}
-	a.invalidate()
+	a.invalidateLogs()
 	writeJSON(w, http.StatusOK, f)
 }

@@ -31,3 +31,10 @@ func (m memoryBackend) Series(_ context.Context, refs []fleet.SeriesRef, window 
 }
 
 func (memoryBackend) Name() string { return BackendMemory }
+
+// Version changes whenever the model may have.
+func (m memoryBackend) Version() uint64 { return m.store.Version() }
+
+// versioned is a backend that can tell when its data changed (the memory
+// one; Prometheus cannot, short of asking).
+type versioned interface{ Version() uint64 }

@@ -3,6 +3,7 @@ package fleet
 import (
 	"cmp"
 	"math"
+	"runtime"
 	"slices"
 
 	s "github.com/otelcol-accel/otelcol-accel/internal/accelschema"
@@ -33,8 +34,17 @@ type groupKey struct{ node, hwID string }
 // Groups builds the device groups of a snapshot, sorted by node, device
 // index and id.
 func Groups(snap *Snapshot) []*Group {
-	byKey := map[groupKey]*Group{}
-	var order []*Group
+	res := snap.Resources
+	byKey := make(map[groupKey]*Group, len(res))
+	order := make([]*Group, 0, len(res))
+	// Every group comes from at least one resource: one allocation for
+	// all of them (a rebuild in the background should leave the garbage
+	// collector, and the requests it slows, little to do).
+	slab := make([]Group, 0, len(res))
+	newGroup := func(g Group) *Group {
+		slab = append(slab, g)
+		return &slab[len(slab)-1]
+	}
 	device := func(node, hwID string, like *Resource) *Group {
 		k := groupKey{node, hwID}
 		if g, ok := byKey[k]; ok {
@@ -46,12 +56,11 @@ func Groups(snap *Snapshot) []*Group {
 		id.HWID, id.Parent, id.PartitionType, id.PartitionID, id.Profile = hwID, "", s.PartitionNone, "", ""
 		id.Share, id.Allocation = 0, ""
 		id.Namespace, id.Pod, id.PodUID, id.Container, id.Team, id.Workload, id.WorkType = "", "", "", "", "", "", ""
-		g := &Group{Device: &Resource{Identity: id, Health: ""}, Synthetic: true}
+		g := newGroup(Group{Device: &Resource{Identity: id, Health: ""}, Synthetic: true})
 		byKey[k] = g
 		order = append(order, g)
 		return g
 	}
-	res := snap.Resources
 	// Devices first, so that children find their parent's real resource.
 	for i := range res {
 		r := &res[i]
@@ -62,7 +71,7 @@ func Groups(snap *Snapshot) []*Group {
 		if g, ok := byKey[k]; ok && !g.Synthetic {
 			continue // a duplicate resource: the first counts
 		}
-		g := &Group{Device: r}
+		g := newGroup(Group{Device: r})
 		byKey[k] = g
 		order = append(order, g)
 	}
@@ -91,7 +100,10 @@ func Groups(snap *Snapshot) []*Group {
 		g := device(r.Node, r.Parent, r)
 		g.Copies = append(g.Copies, r)
 	}
-	for _, g := range order {
+	for i, g := range order {
+		if i%yieldEvery == yieldEvery-1 {
+			runtime.Gosched() // see yieldEvery
+		}
 		slices.SortFunc(g.Partitions, func(a, b *Part) int { return cmpID(a.Resource, b.Resource) })
 		slices.SortFunc(g.Copies, cmpID)
 		for _, p := range g.Partitions {
@@ -103,6 +115,10 @@ func Groups(snap *Snapshot) []*Group {
 	})
 	return order
 }
+
+// yieldEvery is how many groups a rebuild handles between yields to the
+// requests that wait for a processor (a two-core gateway has one to spare).
+const yieldEvery = 1024
 
 func cmpID(a, b *Resource) int {
 	ai, bi := a.Index, b.Index

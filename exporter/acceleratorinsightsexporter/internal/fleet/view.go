@@ -24,7 +24,23 @@ func NewView(snap *Snapshot, logs *Logs, idle float64) *View {
 	if logs == nil {
 		logs = &Logs{}
 	}
-	v := &View{Snap: snap, Logs: logs, Groups: Groups(snap), Idle: idle, events: map[string][]*Event{}}
+	return withLogs(&View{Snap: snap, Groups: Groups(snap), Idle: idle}, logs)
+}
+
+// WithLogs is the view of the same snapshot with other logs (a finding
+// acknowledged): the grouping, which depends on the metrics alone and is
+// most of a view's cost, is shared, so a write is answered without
+// rebuilding the fleet. Views are never changed once made, so sharing is
+// safe.
+func (v *View) WithLogs(logs *Logs) *View {
+	if logs == nil {
+		logs = &Logs{}
+	}
+	return withLogs(&View{Snap: v.Snap, Groups: v.Groups, Idle: v.Idle}, logs)
+}
+
+func withLogs(v *View, logs *Logs) *View {
+	v.Logs, v.events = logs, make(map[string][]*Event, len(logs.Events))
 	for i := range logs.Events {
 		e := &logs.Events[i]
 		v.events[e.DeviceID] = append(v.events[e.DeviceID], e)

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/collector/extension/xextension/storage"
@@ -50,7 +51,13 @@ type Store struct {
 	findings  map[string]*fleet.Finding
 	decisions map[string]Decision
 	storage   storage.Client
+	// version counts changes, so that the console rebuilds its view only
+	// when something changed.
+	version atomic.Uint64
 }
+
+// Version changes whenever what Snapshot returns may have.
+func (st *Store) Version() uint64 { return st.version.Load() }
 
 // New returns an empty store with these bounds.
 func New(maxEvents, maxFindings int) *Store {
@@ -74,6 +81,7 @@ func (st *Store) UseStorage(ctx context.Context, c storage.Client) error {
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	defer st.version.Add(1)
 	st.storage = c
 	for id, d := range loaded {
 		st.decisions[id] = d
@@ -115,6 +123,7 @@ func (st *Store) Decide(ctx context.Context, id, state, note string, now time.Ti
 	d := Decision{State: state, ChangedAt: now.UTC(), Note: note}
 	st.decisions[id] = d
 	apply(f, d)
+	st.version.Add(1)
 	out := *f
 	var data []byte
 	c := st.storage
@@ -149,6 +158,7 @@ func (st *Store) Snapshot() fleet.Logs {
 // Consume reads health events and findings from a batch of logs; other
 // records are ignored.
 func (st *Store) Consume(ld plog.Logs) {
+	defer st.version.Add(1)
 	rls := ld.ResourceLogs()
 	for i := 0; i < rls.Len(); i++ {
 		rl := rls.At(i)

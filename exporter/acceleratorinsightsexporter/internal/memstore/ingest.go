@@ -41,6 +41,7 @@ func (st *Store) Consume(md pmetric.Metrics) {
 	nowMS := now.UnixMilli()
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	defer st.version.Add(1)
 	rms := md.ResourceMetrics()
 	for i := 0; i < rms.Len(); i++ {
 		rm := rms.At(i)

@@ -1,6 +1,7 @@
 package memstore
 
 import (
+	"runtime"
 	"strconv"
 	"time"
 
@@ -15,8 +16,19 @@ func (st *Store) Snapshot() *fleet.Snapshot {
 	st.mu.RLock()
 	defer st.mu.RUnlock()
 	snap := &fleet.Snapshot{At: now.UTC(), Resources: make([]fleet.Resource, 0, len(st.resources))}
+	// One slab for every resource's readings: a snapshot of 10,000
+	// devices is then a few allocations, not tens of thousands, and a
+	// rebuild in the background leaves the collector's garbage collector
+	// (and the requests it would slow) little to do.
+	vals := &slab{vals: make([]float64, 0, valuesPerResource*len(st.resources))}
 	for _, r := range st.resources {
-		snap.Resources = append(snap.Resources, r.snapshot(fromMS))
+		snap.Resources = append(snap.Resources, r.snapshot(fromMS, vals))
+		if len(snap.Resources)%yieldEvery == 0 {
+			// Let a request that waits for a processor in first: on
+			// a two-core gateway the snapshot would hold one for
+			// its whole length.
+			runtime.Gosched()
+		}
 	}
 	for _, srv := range st.servers {
 		snap.Servers = append(snap.Servers, srv.snapshot(fromMS))
@@ -27,13 +39,32 @@ func (st *Store) Snapshot() *fleet.Snapshot {
 	return snap
 }
 
+// yieldEvery is how many resources a snapshot copies between yields.
+const yieldEvery = 1024
+
+// valuesPerResource is how many readings a snapshot's resource points to
+// at most: utilization, memory used, memory utilization, limit and price.
+const valuesPerResource = 5
+
+// slab hands out pointers to float64s of one allocation.
+type slab struct{ vals []float64 }
+
+func (s *slab) ptr(v float64) *float64 {
+	if len(s.vals) == cap(s.vals) { // never with the capacity Snapshot gives it
+		p := new(float64)
+		*p = v
+		return p
+	}
+	s.vals = append(s.vals, v)
+	return &s.vals[len(s.vals)-1]
+}
+
 // latest is a chart's newest value, nil when it has none.
-func (r *resource) latest(slot int) *float64 {
+func (r *resource) latest(slot int, s *slab) *float64 {
 	if r.charts[slot] == nil || r.charts[slot].n == 0 {
 		return nil
 	}
-	v := r.last[slot]
-	return &v
+	return s.ptr(r.last[slot])
 }
 
 // widen turns a stored float32 into the float64 with the same shortest
@@ -43,20 +74,20 @@ func widen(v float32) float64 {
 	return f
 }
 
-func (r *resource) snapshot(fromMS int64) fleet.Resource {
+func (r *resource) snapshot(fromMS int64, s *slab) fleet.Resource {
 	out := fleet.Resource{Identity: r.id, Health: r.health}
-	out.Utilization = r.latest(chartUtilization)
+	out.Utilization = r.latest(chartUtilization, s)
 	if out.Utilization == nil {
-		out.Utilization = r.latest(chartGREngine)
+		out.Utilization = r.latest(chartGREngine, s)
 	}
-	out.MemoryUsed = r.latest(chartMemoryUsed)
-	out.MemoryUtilization = r.latest(chartMemoryUtilization)
+	out.MemoryUsed = r.latest(chartMemoryUsed, s)
+	out.MemoryUtilization = r.latest(chartMemoryUtilization, s)
 	if r.hasLimit {
-		out.MemoryLimit = &r.memLimit
+		// a copy: the store's value changes under later batches
+		out.MemoryLimit = s.ptr(r.memLimit)
 	}
 	if r.hasPrice {
-		p := r.price
-		out.PricePerHour = &p
+		out.PricePerHour = s.ptr(r.price)
 	}
 	if len(r.waste) > 0 {
 		out.WastePerHour = make(map[string]float64, len(r.waste))

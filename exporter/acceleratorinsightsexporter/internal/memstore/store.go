@@ -10,6 +10,7 @@ package memstore
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorinsightsexporter/internal/fleet"
@@ -112,7 +113,13 @@ type Store struct {
 	mps       map[string]*mpsState
 	lastSweep int64
 	now       func() time.Time
+	// version counts batches, so that the console rebuilds its view only
+	// when the model changed.
+	version atomic.Uint64
 }
+
+// Version changes whenever what Snapshot returns may have.
+func (st *Store) Version() uint64 { return st.version.Load() }
 
 // New returns an empty store.
 func New(cfg Config) *Store {
