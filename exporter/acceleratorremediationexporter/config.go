@@ -54,6 +54,12 @@ type Config struct {
 	// PodDisruptionBudget before the plan stops and escalates.
 	EvictionTimeout time.Duration `mapstructure:"eviction_timeout"`
 
+	// GPUReset lets the reset_gpu step ask the agent on the device's node
+	// for the reset (the node annotation <prefix>/gpu-reset; the agent's
+	// accelerator_gpu_reset receiver runs the command). Off by default:
+	// then the step is skipped with the instruction to reset by hand.
+	GPUReset GPUResetConfig `mapstructure:"gpu_reset"`
+
 	Kubernetes     KubernetesConfig `mapstructure:"kubernetes"`
 	LeaderElection leader.Config    `mapstructure:"leader_election"`
 	AWS            AWSConfig        `mapstructure:"aws"`
@@ -65,6 +71,11 @@ type RetryConfig struct {
 	InitialInterval time.Duration `mapstructure:"initial_interval"`
 	MaxInterval     time.Duration `mapstructure:"max_interval"`
 	MaxAttempts     int           `mapstructure:"max_attempts"`
+}
+
+// GPUResetConfig turns on the node-local GPU reset through the agents.
+type GPUResetConfig struct {
+	Enabled bool `mapstructure:"enabled"`
 }
 
 // KubernetesConfig is how the remediator reaches the API server.
@@ -129,6 +140,9 @@ func (c *Config) Validate() error {
 		if err := c.Kubernetes.Check(); err != nil {
 			errs = append(errs, fmt.Errorf("kubernetes: %w", err))
 		}
+	}
+	if c.GPUReset.Enabled && !c.Kubernetes.Enabled {
+		errs = append(errs, errors.New("gpu_reset needs kubernetes.enabled (the request is a node annotation the node's agent watches)"))
 	}
 	if c.LeaderElection.Enabled && !c.Kubernetes.Enabled {
 		errs = append(errs, errors.New("leader_election needs kubernetes.enabled (the lease is a Kubernetes object)"))

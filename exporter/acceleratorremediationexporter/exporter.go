@@ -130,7 +130,11 @@ func (e *remediationExporter) Start(ctx context.Context, host component.Host) er
 			e.nodeLabels = cl.WatchNodeLabels(runCtx, e.now)
 		}
 	}
-	execs.Add(unavailable{step: xid.StepResetGPU, why: "the node-local GPU reset is not available in this release: reset the GPU on its node (nvidia-smi -r -i <index>) once nothing holds it, then remove the taint"})
+	if e.cfg.GPUReset.Enabled && cluster != nil {
+		execs.Add(kube.ResetGPU{Cluster: cluster})
+	} else {
+		execs.Add(unavailable{step: xid.StepResetGPU, why: "the node-local GPU reset is off (gpu_reset.enabled, and the accelerator_gpu_reset receiver on the agents): reset the GPU on its node (nvidia-smi -r -i <index>) once nothing holds it, then remove the taint"})
+	}
 	if err := e.addAWS(ctx, execs); err != nil {
 		cancel()
 		return err

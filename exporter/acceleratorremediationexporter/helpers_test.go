@@ -35,6 +35,7 @@ import (
 const (
 	testNamespace = "otelcol-accel"
 	remediator    = "system:serviceaccount:otelcol-accel:otelcol-accel-remediator"
+	nodeAgent     = "system:serviceaccount:otelcol-accel:otelcol-accel"
 )
 
 // server is one real kube-apiserver (and etcd) for the package; nil when
@@ -58,7 +59,8 @@ func runWithKubeAPIServer(m *testing.M) int {
 			panic(err)
 		}
 		ctx := context.Background()
-		server, err = kubetest.Start(ctx, dir, kubetest.ServiceAccount(testNamespace, "otelcol-accel-remediator"))
+		server, err = kubetest.Start(ctx, dir, kubetest.ServiceAccount(testNamespace, "otelcol-accel-remediator"),
+			kubetest.ServiceAccount(testNamespace, "otelcol-accel")) // the node agents' read-only account
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "FAIL: kube-apiserver:", err)
 			return 1
@@ -69,9 +71,16 @@ func runWithKubeAPIServer(m *testing.M) int {
 			panic(err)
 		}
 		_, file, _, _ := runtime.Caller(0)
-		objs, err := kubetest.Decode(filepath.Join(filepath.Dir(file), "..", "..", "distributions", "otelcol-accel", "kubernetes", "overlays", "remediation", "remediator-rbac.yaml"))
-		if err == nil {
-			err = kubetest.Apply(ctx, admin, testNamespace, objs...)
+		k8s := filepath.Join(filepath.Dir(file), "..", "..", "distributions", "otelcol-accel", "kubernetes")
+		for _, f := range []string{filepath.Join(k8s, "overlays", "remediation", "remediator-rbac.yaml"), filepath.Join(k8s, "base", "rbac.yaml")} {
+			objs, derr := kubetest.Decode(f)
+			if derr == nil {
+				derr = kubetest.Apply(ctx, admin, testNamespace, objs...)
+			}
+			if derr != nil {
+				err = fmt.Errorf("%s: %w", f, derr)
+				break
+			}
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "FAIL: shipped RBAC:", err)

@@ -41,6 +41,10 @@ func (e *remediationExporter) intake(ld plog.Logs) {
 func (e *remediationExporter) intakeRecord(res pcommon.Map, lr plog.LogRecord) {
 	attrs := lr.Attributes()
 	event := str(attrs, accelschema.AttrEventName)
+	if event == accelschema.EventGPUReset {
+		e.resetReport(res, lr)
+		return
+	}
 	if !strings.HasPrefix(event, "accelerator.health.") && event != accelschema.EventFinding {
 		return
 	}

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 
+	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorremediationexporter/internal/executor"
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorremediationexporter/internal/plan"
 	"github.com/otelcol-accel/otelcol-accel/internal/kubetest"
 )
@@ -51,6 +52,13 @@ func exerciseAll(ctx context.Context, t *testing.T) error {
 		func() error { _, err := (EvictHolders{c}).Run(ctx, p, false); return err },
 		func() error { _, err := (RestartWorkload{c}).Run(ctx, app, false); return err },
 		func() error { _, err := (Drain{c}).Run(ctx, p, false); return err },
+		func() error {
+			_, err := (ResetGPU{c}).Run(ctx, p, false)
+			if executor.IsBlocked(err) { // asked the agent: waiting for its report
+				return nil
+			}
+			return err
+		},
 		func() error { _, err := karpenter().Run(ctx, p, false); return err },
 		func() error { return lease(ctx, c, "rbac-"+node) },
 		func() error { return planRoundTrip(ctx, c, "rbac-"+node, p) },

@@ -145,6 +145,18 @@ type Plan struct {
 	// Acquired is set once the plan holds its node against the guard
 	// rails (its first disruptive step was allowed).
 	Acquired bool `json:"acquired,omitempty"`
+	// Reset is the node agent's last report on the GPU reset this plan
+	// asked for (the reset_gpu step reads it).
+	Reset *ResetReport `json:"reset,omitempty"`
+}
+
+// ResetReport is what the agent on the device's node said about a reset:
+// succeeded, failed or waiting (accelschema's remediation outcomes).
+type ResetReport struct {
+	Device  string    `json:"device"`
+	Outcome string    `json:"outcome"`
+	Detail  string    `json:"detail,omitempty"`
+	At      time.Time `json:"at"`
 }
 
 // New makes a plan from the catalogue's steps.

@@ -16,6 +16,9 @@ import (
 // plans are kept for the retention period: the guard rails read cooldowns
 // and actions per hour from them.
 type Store struct {
+	// writeMu serialises saves (the intake's and the engine's), so that
+	// what one records is seen by the next.
+	writeMu sync.Mutex
 	mu      sync.Mutex
 	backend Backend
 	plans   map[string]*Plan
@@ -86,6 +89,17 @@ func (s *Store) Refresh(ctx context.Context) error {
 // through Save). When the backend refuses it (another replica changed the
 // plan) the store keeps its previous copy.
 func (s *Store) Save(ctx context.Context, p *Plan) error {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	s.mu.Lock()
+	if old, ok := s.plans[p.ID]; ok && old.Reset != nil && (p.Reset == nil || p.Reset.At.Before(old.Reset.At)) {
+		// A report from a node agent is a fact from outside, recorded
+		// by the intake while the engine held its own copy: the engine's
+		// save must not erase it.
+		r := *old.Reset
+		p.Reset = &r
+	}
+	s.mu.Unlock()
 	data, err := json.Marshal(p)
 	if err != nil {
 		return err
@@ -198,6 +212,10 @@ func clone(p *Plan) *Plan {
 	if p.Approval != nil {
 		a := *p.Approval
 		cp.Approval = &a
+	}
+	if p.Reset != nil {
+		r := *p.Reset
+		cp.Reset = &r
 	}
 	return &cp
 }
