@@ -144,6 +144,7 @@ func (r *k8sReceiver) loop(ctx context.Context) {
 func (r *k8sReceiver) flush(ctx context.Context) error {
 	now := r.now()
 	r.mu.Lock()
+	r.settlePending(now, nil)
 	md := r.state.metrics(now, r.unschedulablePods(), r.readZones())
 	ld := r.state.takeLogs()
 	r.mu.Unlock()
@@ -181,6 +182,11 @@ func (r *k8sReceiver) onPod(o any) {
 		return
 	}
 	r.state.observePod(p, requested)
+	if len(r.state.pendingSettle) > 0 && lifecycle.IsReady(p) {
+		pw := workloadOf(p, r.cfg)
+		k := workloadKey{pw.kind, pw.namespace, pw.name}
+		r.settlePending(r.now(), &k)
+	}
 }
 
 func (r *k8sReceiver) onPodGone(o any) {
@@ -246,12 +252,27 @@ func (r *k8sReceiver) onWorkload(o any) {
 	now := r.now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.state.observeWorkload(w, now, func() time.Time { return r.lastReady(w) })
+	r.state.observeWorkload(w, now, func() (time.Time, int32) { return r.lastReady(w) })
 }
 
-// lastReady is when the last of the workload's Ready pods turned Ready.
-func (r *k8sReceiver) lastReady(w lifecycle.Workload) time.Time {
+// settlePending looks again at the scale-ups waiting for their pods: on
+// a pod of theirs (key set) or at a flush (every one, for settleWait).
+// Called with r.mu held.
+func (r *k8sReceiver) settlePending(now time.Time, only *workloadKey) {
+	for k, p := range r.state.pendingSettle {
+		if only != nil && k != *only {
+			continue
+		}
+		w := p.w
+		r.state.observeWorkload(w, now, func() (time.Time, int32) { return r.lastReady(w) })
+	}
+}
+
+// lastReady is when the last of the workload's Ready pods turned Ready,
+// and how many are Ready.
+func (r *k8sReceiver) lastReady(w lifecycle.Workload) (time.Time, int32) {
 	var last time.Time
+	var n int32
 	for _, o := range r.pods.GetStore().List() {
 		p, ok := o.(*corev1.Pod)
 		if !ok || p.Namespace != w.Namespace {
@@ -260,11 +281,14 @@ func (r *k8sReceiver) lastReady(w lifecycle.Workload) time.Time {
 		if pw := workloadOf(p, r.cfg); pw.kind != w.Kind || pw.name != w.Name {
 			continue
 		}
-		if at, ok := lifecycle.ReadySince(p); ok && at.After(last) {
-			last = at
+		if at, ok := lifecycle.ReadySince(p); ok {
+			n++
+			if at.After(last) {
+				last = at
+			}
 		}
 	}
-	return last
+	return last, n
 }
 
 func (r *k8sReceiver) onWorkloadGone(o any) {

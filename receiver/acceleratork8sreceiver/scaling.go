@@ -27,9 +27,13 @@ type workloadKey struct{ kind, namespace, name string }
 // sight of a workload records its replicas without an event: its last
 // scaling happened before this receiver started.
 //
-// readyAt is when the workload's pods last turned Ready (zero when none is
-// known); it is asked for only when a scale-up settles.
-func (s *state) observeWorkload(w lifecycle.Workload, now time.Time, readyAt func() time.Time) {
+// readyAt is when the workload's Ready pods last turned Ready, and how
+// many are Ready; it is asked for only when a scale-up settles. The
+// workload's status and its pods come on two watches in no order: a
+// scale-up whose status says ready before as many Ready pods were seen
+// waits for them (onPod looks again) up to settleWait, then settles with
+// what is known.
+func (s *state) observeWorkload(w lifecycle.Workload, now time.Time, readyAt func() (time.Time, int32)) {
 	k := workloadKey{w.Kind, w.Namespace, w.Name}
 	last, known := s.desired[k]
 	if len(s.desired) < maxTracked || known {
@@ -48,16 +52,27 @@ func (s *state) observeWorkload(w lifecycle.Workload, now time.Time, readyAt fun
 		sc = s.decidedByAutoscaler(k, sc)
 		s.scalings[k] = sc
 		if w.Settled(sc.from) {
-			delete(s.scalings, k)
 			end := now
 			if w.Desired > sc.from {
+				r, n := readyAt()
+				// No pod of it seen at all: its pods are not watched here.
+				if p, waiting := s.pendingSettle[k]; n > 0 && n < w.Desired && (!waiting || now.Sub(p.since) < settleWait) {
+					if !waiting {
+						p.since = now
+					}
+					p.w = w
+					s.pendingSettle[k] = p
+					return
+				}
 				// The last replica's own Ready time, when known and not
 				// before the decision: exact, and in the cluster's clock
 				// like an HPA's lastScaleTime.
-				if r := readyAt(); !r.IsZero() && !r.Before(sc.decidedAt) {
+				if !r.IsZero() && !r.Before(sc.decidedAt) {
 					end = r
 				}
 			}
+			delete(s.scalings, k)
+			delete(s.pendingSettle, k)
 			s.appendScaling(w, sc, end, true)
 		}
 	}
@@ -83,7 +98,19 @@ func (s *state) forgetWorkload(kind, namespace, name string) {
 	delete(s.desired, k)
 	delete(s.scalings, k)
 	delete(s.templates, k)
+	delete(s.pendingSettle, k)
 }
+
+// pendingSettle is a scale-up whose status says ready while fewer Ready
+// pods of it were seen.
+type pendingSettle struct {
+	w     lifecycle.Workload
+	since time.Time
+}
+
+// settleWait bounds the wait for a settled scale-up's pods: a node agent
+// (node_name set) sees only its node's pods, never them all.
+const settleWait = 30 * time.Second
 
 func (s *state) appendScaling(w lifecycle.Workload, sc scaling, now time.Time, settled bool) {
 	rl := s.logs.ResourceLogs().AppendEmpty()

@@ -60,6 +60,8 @@ type state struct {
 	claims      map[string]lifecycle.NodeClaim
 	claimsGone  map[string]lifecycle.NodeClaim
 	claimLogged map[string]bool
+	// pendingSettle: scale-ups waiting for their Ready pods (scaling.go).
+	pendingSettle map[workloadKey]pendingSettle
 }
 
 func newState(cfg *Config, first *firstrequest.Registry, start time.Time) *state {
@@ -68,7 +70,7 @@ func newState(cfg *Config, first *firstrequest.Registry, start time.Time) *state
 		hists: newHistograms(cfg.Buckets), gaugeKeys: map[gaugeKey]bool{}, logs: plog.NewLogs(),
 		desired: map[workloadKey]int32{}, scalings: map[workloadKey]scaling{}, imbalanced: map[workload]string{}, heldFailed: map[types.UID]*corev1.Event{},
 		templates: map[workloadKey]map[string]string{}, hpas: map[autoscalerKey]lifecycle.Autoscaler{}, hpaOf: map[workloadKey]autoscalerKey{},
-		claims: map[string]lifecycle.NodeClaim{}, claimsGone: map[string]lifecycle.NodeClaim{}, claimLogged: map[string]bool{}}
+		claims: map[string]lifecycle.NodeClaim{}, claimsGone: map[string]lifecycle.NodeClaim{}, claimLogged: map[string]bool{}, pendingSettle: map[workloadKey]pendingSettle{}}
 }
 
 func (s *state) observePod(p *corev1.Pod, requested []string) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,7 +53,9 @@ func TestSimulatorStory(t *testing.T) {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		_, scaling := r.state.scalings[workloadKey{"Deployment", kubeapi.StoryNamespace, kubeapi.StoryDeployment}]
-		return !scaling && r.state.measured["5f0e7d1c-0000-4000-8000-000000000001"] && r.state.measured["5f0e7d1c-0000-4000-8000-000000000002"]
+		_, groups := r.state.scalings[workloadKey{"LeaderWorkerSet", kubeapi.StoryNamespace, kubeapi.StoryLeaderWorkerSet}]
+		_, claim := r.state.claims["5f0e7d1c-0000-4000-8000-00000000c1a1"]
+		return !scaling && !groups && claim && r.state.measured["5f0e7d1c-0000-4000-8000-000000000001"] && r.state.measured["5f0e7d1c-0000-4000-8000-000000000002"]
 	}, 10*time.Second, 10*time.Millisecond)
 	require.NoError(t, r.flush(context.Background()))
 
@@ -99,12 +102,38 @@ func TestSimulatorStory(t *testing.T) {
 	assert.Contains(t, events, accelschema.EventFinding+accelschema.FindingZoneImbalance, "all three replicas in one zone: %v", events)
 	assert.Contains(t, zoneEvidence, "=3")
 
-	gauge := gaugeCounts(t, metrics.AllMetrics()[len(metrics.AllMetrics())-1])
-	var unschedulable int64
-	for k, n := range gauge {
-		if k[:len("nvidia.com/gpu|")] == "nvidia.com/gpu|" {
-			unschedulable += n
+	// The HPA decided the scale-up at 30 s; the last replica was Ready
+	// at 139 s. The LeaderWorkerSet grew from one group to two.
+	var hpaScaling, groupScaling map[string]any
+	for _, ld := range logs.AllLogs() {
+		for i := 0; i < ld.ResourceLogs().Len(); i++ {
+			rl := ld.ResourceLogs().At(i)
+			lr := rl.ScopeLogs().At(0).LogRecords().At(0)
+			name, _ := rl.Resource().Attributes().Get(accelschema.AttrWorkloadName)
+			if lr.EventName() != accelschema.EventScaling {
+				continue
+			}
+			switch name.Str() {
+			case kubeapi.StoryDeployment:
+				hpaScaling = lr.Attributes().AsRaw()
+			case kubeapi.StoryLeaderWorkerSet:
+				groupScaling = lr.Attributes().AsRaw()
+			}
 		}
 	}
-	assert.Equal(t, int64(1), unschedulable, "%v", gauge)
+	require.NotNil(t, hpaScaling)
+	assert.Equal(t, accelschema.ScalingDecidedByHPA, hpaScaling[accelschema.AttrScalingDecidedBy])
+	assert.InDelta(t, float64(kubeapi.StoryReadyAt-kubeapi.StoryScaleAt), hpaScaling[accelschema.AttrScalingDecisionToReady], 1e-6)
+	require.NotNil(t, groupScaling, "the LeaderWorkerSet's scaling")
+	assert.Equal(t, int64(2), groupScaling[accelschema.AttrScalingTo])
+
+	// The 16-GPU pod, from the scheduler and from Karpenter.
+	gauge := gaugeCounts(t, metrics.AllMetrics()[len(metrics.AllMetrics())-1])
+	bySource := map[string]int64{}
+	for k, n := range gauge {
+		if strings.HasPrefix(k, "nvidia.com/gpu|") {
+			bySource[k[strings.LastIndex(k, "|")+1:]] += n
+		}
+	}
+	assert.Equal(t, map[string]int64{accelschema.CapacitySourceScheduler: 1, accelschema.CapacitySourceKarpenter: 1}, bySource, "%v", gauge)
 }

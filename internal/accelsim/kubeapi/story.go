@@ -6,9 +6,11 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -21,14 +23,20 @@ import (
 // grows from 1 to 3 replicas, every new replica is scheduled, pulls its
 // image, starts and becomes ready at known offsets, all in one zone while
 // others have GPUs (a zone imbalance), and a pod asking for more GPUs than
-// any node has stays unschedulable. The offsets are in simulated seconds
-// from the story's start.
+// any node has stays unschedulable. An HPA decides the scale-up (its
+// lastScaleTime is the decision), a LeaderWorkerSet grows from one group to
+// two, and Karpenter fails to launch a NodeClaim for the big pod for want
+// of capacity. The offsets are in simulated seconds from the story's start.
 const (
 	StoryNamespace  = "serve"
 	StoryDeployment = "vllm-burst"
 	StoryModel      = "meta-llama/Llama-3.1-8B-Instruct"
 	// StoryUnschedulable is the pod that cannot be placed.
 	StoryUnschedulable = "vllm-burst-8gpu"
+	// StoryLeaderWorkerSet grows from one group of two pods to two.
+	StoryLeaderWorkerSet = "llama-405b"
+	// StoryNodeClaim is the NodeClaim Karpenter could not launch.
+	StoryNodeClaim = "gpu-burst-ice01"
 )
 
 // Story offsets of a scaled-up replica, in seconds from the story's start.
@@ -39,6 +47,10 @@ const (
 	StoryPulledAt    = 77
 	StoryStartedAt   = 79
 	StoryReadyAt     = 139
+	// StoryCapacityAt is when Karpenter's launch of StoryNodeClaim fails.
+	StoryCapacityAt = 40
+	// StoryGroupReadyAt is when the LeaderWorkerSet's second group is ready.
+	StoryGroupReadyAt = 160
 )
 
 // PlayStory applies the story's objects to s as their times come: start is
@@ -76,7 +88,7 @@ func PlayStory(ctx context.Context, s *Store, f *fleet.Fleet, start time.Time, s
 		Reason: corev1.PodReasonUnschedulable, LastTransitionTime: at(1)}}
 	failed := storyEvent(big, "FailedScheduling",
 		fmt.Sprintf("0/%d nodes are available: %d Insufficient nvidia.com/gpu. preemption: 0/%d nodes are available.", len(f.Nodes), len(nodes), len(f.Nodes)), at(1))
-	for _, o := range []runtime.Object{dep, first, big, failed} {
+	for _, o := range []runtime.Object{dep, first, big, failed, storyHPA(1, 1, nil, "ReadyForNewScale"), storyLWS(1, 1)} {
 		if err := s.Apply(o); err != nil {
 			return err
 		}
@@ -87,8 +99,12 @@ func PlayStory(ctx context.Context, s *Store, f *fleet.Fleet, start time.Time, s
 	}
 	dep = storyDeployment(3, 1)
 	pods := []*corev1.Pod{storyPod(1, "", at(StoryScaleAt), false), storyPod(2, "", at(StoryScaleAt), false)}
-	if err := s.Apply(dep); err != nil {
-		return err
+	// The HPA scales the Deployment, then writes its own status.
+	decided := at(StoryScaleAt)
+	for _, o := range []runtime.Object{dep, storyHPA(3, 1, &decided, "SucceededRescale"), storyLWS(2, 1)} {
+		if err := s.Apply(o); err != nil {
+			return err
+		}
 	}
 	for _, p := range pods {
 		if err := s.Apply(p.DeepCopy()); err != nil {
@@ -103,6 +119,12 @@ func PlayStory(ctx context.Context, s *Store, f *fleet.Fleet, start time.Time, s
 			p.Spec.NodeName = home.Name // one zone: the imbalance
 			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: at(StoryScheduledAt)}}
 			return []runtime.Object{p.DeepCopy()}
+		}},
+		{StoryCapacityAt, func(p *corev1.Pod) []runtime.Object {
+			if p.Name != pods[0].Name {
+				return nil
+			}
+			return []runtime.Object{storyNodeClaim(home, at(StoryCapacityAt))}
 		}},
 		{StoryPulledAt, func(p *corev1.Pod) []runtime.Object {
 			return []runtime.Object{storyEvent(p, "Pulled", fmt.Sprintf(`Successfully pulled image "vllm/vllm-openai:v0.11.0" in %.1fs (%.1fs including waiting). Image size: 9876543210 bytes.`,
@@ -130,7 +152,70 @@ func PlayStory(ctx context.Context, s *Store, f *fleet.Fleet, start time.Time, s
 			}
 		}
 	}
-	return s.Apply(storyDeployment(3, 3))
+	for _, o := range []runtime.Object{storyDeployment(3, 3), storyHPA(3, 3, &decided, "ReadyForNewScale")} {
+		if err := s.Apply(o); err != nil {
+			return err
+		}
+	}
+	if !wait(StoryGroupReadyAt) {
+		return nil
+	}
+	return s.Apply(storyLWS(2, 2))
+}
+
+// storyHPA scales the story's Deployment between 1 and 4 replicas.
+func storyHPA(desired, current int32, lastScale *metav1.Time, reason string) *autoscalingv2.HorizontalPodAutoscaler {
+	minReplicas := int32(1)
+	return &autoscalingv2.HorizontalPodAutoscaler{ObjectMeta: metav1.ObjectMeta{Namespace: StoryNamespace, Name: StoryDeployment},
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: StoryDeployment},
+			MinReplicas:    &minReplicas, MaxReplicas: 4},
+		Status: autoscalingv2.HorizontalPodAutoscalerStatus{DesiredReplicas: desired, CurrentReplicas: current, LastScaleTime: lastScale,
+			Conditions: []autoscalingv2.HorizontalPodAutoscalerCondition{
+				{Type: autoscalingv2.AbleToScale, Status: corev1.ConditionTrue, Reason: reason},
+				{Type: autoscalingv2.ScalingActive, Status: corev1.ConditionTrue, Reason: "ValidMetricFound"},
+			}}}
+}
+
+// storyLWS is a LeaderWorkerSet (leaderworkerset.x-k8s.io/v1) of groups
+// of two pods with 8 GPUs each.
+func storyLWS(replicas, ready int64) *unstructured.Unstructured {
+	tmpl := map[string]any{
+		"metadata": map[string]any{"labels": map[string]any{"otelcol-accel.io/model": "meta-llama/Llama-3.1-405B-Instruct"}},
+		"spec": map[string]any{"containers": []any{map[string]any{"name": "vllm", "image": "vllm/vllm-openai:v0.11.0",
+			"resources": map[string]any{"limits": map[string]any{"nvidia.com/gpu": "8"}}}}},
+	}
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
+		"metadata": map[string]any{"namespace": StoryNamespace, "name": StoryLeaderWorkerSet, "uid": "5f0e7d1c-0000-4000-8000-00000000a405"},
+		"spec": map[string]any{"replicas": replicas, "leaderWorkerTemplate": map[string]any{"size": int64(2),
+			"leaderTemplate": runtime.DeepCopyJSON(tmpl), "workerTemplate": runtime.DeepCopyJSON(tmpl)}},
+		"status": map[string]any{"replicas": replicas, "readyReplicas": ready},
+	}}
+}
+
+// storyNodeClaim is the claim Karpenter made for the 16-GPU pod and could
+// not launch: its Launched condition False, reason InsufficientCapacity.
+func storyNodeClaim(home *fleet.Node, when metav1.Time) *unstructured.Unstructured {
+	ts := when.UTC().Format(time.RFC3339)
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim",
+		"metadata": map[string]any{"name": StoryNodeClaim, "uid": "5f0e7d1c-0000-4000-8000-00000000c1a1", "creationTimestamp": ts,
+			"labels": map[string]any{"karpenter.sh/nodepool": "gpu"}},
+		"spec": map[string]any{
+			"resources": map[string]any{"requests": map[string]any{"nvidia.com/gpu": "16", "cpu": "8"}},
+			"requirements": []any{
+				map[string]any{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": []any{home.InstanceType}},
+				map[string]any{"key": "topology.kubernetes.io/zone", "operator": "In", "values": []any{home.Zone}},
+				map[string]any{"key": "karpenter.sh/capacity-type", "operator": "In", "values": []any{"on-demand"}},
+			},
+			"nodeClassRef": map[string]any{"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "gpu"},
+		},
+		"status": map[string]any{"conditions": []any{map[string]any{
+			"type": "Launched", "status": "False", "reason": "InsufficientCapacity", "lastTransitionTime": ts,
+			"message": "creating instance, insufficient capacity, InsufficientInstanceCapacity: We currently do not have sufficient " + home.InstanceType + " capacity in the Availability Zone you requested (" + home.Zone + ").",
+		}}},
+	}}
 }
 
 func gpuNodes(f *fleet.Fleet) []*fleet.Node {
