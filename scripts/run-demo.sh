@@ -2,7 +2,8 @@
 # `make run`: the demo fleet. Starts the fleet simulator (accelsim), one
 # otelcol-accel node agent per simulated node (as a DaemonSet would run them,
 # with the shipped agent.yaml), and one gateway that exposes everything for
-# Prometheus on localhost:8889 and writes EMF and events files. Health events
+# Prometheus on localhost:8889 and writes EMF and events files, and runs
+# remediation in approve mode against the simulated cluster. Health events
 # and cost findings are printed as they happen. The gateway starts first, so
 # the first line printed is the insights console's URL. Ctrl-C stops
 # everything.
@@ -58,9 +59,18 @@ wait_for() { # wait_for SECONDS DESCRIPTION COMMAND...
 }
 healthy() { curl -fsS "http://$1/status" >/dev/null; }
 
-# The gateway first: the console's URL is the first thing the demo prints.
+# The simulator first, silently: the gateway's remediation reaches the
+# simulated cluster with the kubeconfig it writes. The console's URL is still
+# the first thing the demo prints.
+"$accelsim" serve --scenario "$scenario" --state-dir "$state" --speed "$speed" \
+  >"$state/accelsim.out" 2>"$state/accelsim.log" &
+pids+=($!)
+wait_for 30 "accelsim" grep -q "accelsim ready" "$state/accelsim.out"
+
+# The gateway, with remediation in approve mode (demo-remediation.yaml).
 mkdir -p "$state/gateway"
 OTELCOL_ACCEL_DEMO_DIR="$state" \
+OTELCOL_ACCEL_KUBECONFIG="$state/kubeconfig" \
 OTELCOL_ACCEL_STORAGE_DIR="$state/gateway" \
 OTELCOL_ACCEL_HEALTH_ENDPOINT=127.0.0.1:13133 \
 OTELCOL_ACCEL_PROMETHEUS_ENDPOINT=0.0.0.0:8889 \
@@ -70,6 +80,7 @@ OTELCOL_ACCEL_TELEMETRY_HOST=127.0.0.1 \
 OTELCOL_ACCEL_TELEMETRY_PORT=8888 \
 OTELCOL_ACCEL_INSIGHTS_ENDPOINT="$insights" \
   "$collector" --config "$config/gateway.yaml" --config "$config/demo-gateway.yaml" \
+  --config "$config/remediation.yaml" --config "$config/demo-remediation.yaml" \
   >"$state/gateway/collector.log" 2>&1 &
 pids+=($!)
 wait_for 60 "the gateway" healthy 127.0.0.1:13133
@@ -78,11 +89,7 @@ echo "Insights console: $console"
 echo
 echo ">> the gateway is up (OTLP in on 127.0.0.1:4317; Prometheus exporter on :8889)"
 
-echo ">> starting the simulated fleet: $scenario at ${speed}x speed"
-"$accelsim" serve --scenario "$scenario" --state-dir "$state" --speed "$speed" \
-  >"$state/accelsim.out" 2>"$state/accelsim.log" &
-pids+=($!)
-wait_for 30 "accelsim" grep -q "accelsim ready" "$state/accelsim.out"
+echo ">> the simulated fleet: $scenario at ${speed}x speed (Kubernetes API: kubeconfig $state/kubeconfig)"
 "$accelsim" validate "$scenario"
 
 i=0
@@ -119,6 +126,15 @@ otelcol-accel demo is running: $i simulated nodes, one agent each, one gateway.
 
   Simulated failures at ${speed}x speed: row remap pending at ~$((600 / speed))s, XID 48 at ~$((1200 / speed))s,
   Neuron uncorrected ECC at ~$((1500 / speed))s, XID 79 at ~$((1800 / speed))s. Findings need a minute of history.
+
+  Remediation (approve mode): each XID makes a plan that waits for approval (nothing changes before it).
+  Plans:                  grep 'plan awaiting_approval' $state/gateway/collector.log   (plan id, node)
+                          or the insights console ($console), where it lists plans
+  Approve a plan:         $accelsim approve --state-dir $state --node <node> --plan <plan id>
+                          or: kubectl --kubeconfig $state/kubeconfig annotate node <node> accelerator.otelcol-accel.io/approve=<plan id>
+                          or the console's Approve button
+  See it act:             kubectl --kubeconfig $state/kubeconfig get nodes,pods -A   (XID 79: gpu-h200-a cordoned and drained;
+                          XID 48: only the holder of gpu-a100-a GPU 6 evicted)
   Ctrl-C stops everything.
 
 EOF

@@ -26,6 +26,8 @@ func TestShippedConfigsValidate(t *testing.T) {
 		{"agent.yaml", "agent-ecs.yaml"},
 		{"gateway.yaml"},
 		{"gateway.yaml", "demo-gateway.yaml"},
+		// make run's gateway: remediation in approve mode on the simulator.
+		{"gateway.yaml", "demo-gateway.yaml", "remediation.yaml", "demo-remediation.yaml"},
 		{"gateway.yaml", "otlp.yaml"},
 		{"cloudwatch-emf.yaml"},
 		{"cloudwatch-otlp.yaml"},
