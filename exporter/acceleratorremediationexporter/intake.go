@@ -17,6 +17,11 @@ import (
 // maxEvidenceAttrs bounds what one plan keeps of its event's attributes.
 const maxEvidenceAttrs = 64
 
+// saveTimeout bounds a save made on the pipeline's path (a new plan, a
+// reset report): with plans in the cluster it is an API call, and a slow
+// API server must not stall the logs pipeline.
+const saveTimeout = 10 * time.Second
+
 // intake turns health events (and findings that name a health action) into
 // plans: the event's failure mode and action, classified upstream by
 // internal/xid, choose the catalogue's plan; the event's resource says what
@@ -74,7 +79,9 @@ func (e *remediationExporter) intakeRecord(res pcommon.Map, lr plog.LogRecord) {
 		e.logger.Debug("accelerator_remediation: event joins the open plan", zap.String("plan", open.ID), zap.String("event", event))
 		return
 	}
-	if err := e.store.Save(context.Background(), p); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), saveTimeout)
+	defer cancel()
+	if err := e.store.Save(ctx, p); err != nil {
 		e.problems.Fail("storage", err)
 		e.rlog.Error("storage", "accelerator_remediation: plan not saved", zap.String("plan", p.ID), zap.Error(err))
 		return

@@ -32,7 +32,8 @@ func (e *remediationExporter) resetReport(res pcommon.Map, lr plog.LogRecord) {
 			zap.String("node", node), zap.String("plan", id), zap.String("device", rep.Device), zap.String("outcome", rep.Outcome))
 		return
 	}
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), saveTimeout)
+	defer cancel()
 	err := e.recordReset(ctx, id, node, rep)
 	for try := 0; try < 3 && errors.Is(err, errStale); try++ {
 		if rerr := e.store.Refresh(ctx); rerr != nil {
