@@ -11,6 +11,7 @@ import (
 
 	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/fleet"
 	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/fleetserver"
+	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/kubeapi"
 	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/scenario"
 )
 
@@ -26,6 +27,8 @@ func serve(args []string, stdout, stderr io.Writer) int {
 	speed := fs.Float64("speed", 1, "simulated seconds per wall second")
 	portBase := fs.Int("port-base", 0, "first TCP port (0: free ports)")
 	host := fs.String("host", "127.0.0.1", "address to listen on")
+	storyDelay := fs.Duration("story-delay", 15*time.Second,
+		"wall time before the Kubernetes reliability story begins (a scale-up with image pulls, a zone imbalance, an unschedulable GPU pod, a NodeClaim Karpenter cannot launch); negative: no story")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -73,6 +76,16 @@ func serve(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "accelsim: node %-16s %-14s %s, %d inference servers, pod-resources %s\n", n.Name, n.InstanceType, src, len(n.Inference), n.PodResourcesSocket)
 	}
 	fmt.Fprintf(stderr, "accelsim: Kubernetes API %s (kubeconfig %s), seed %d, speed %gx\n", r.File.KubernetesAPI, r.File.Kubeconfig, seedValue, *speed)
+	if *storyDelay >= 0 {
+		// After a delay, so that a collector started after the ready line
+		// watches the API before the story's changes begin.
+		go func() {
+			if err := kubeapi.PlayStory(ctx, r.Kube().Store(), f, time.Now().Add(*storyDelay), *speed); err != nil {
+				fmt.Fprintln(stderr, "accelsim: reliability story:", err)
+			}
+		}()
+		fmt.Fprintf(stderr, "accelsim: the Kubernetes reliability story begins in %s\n", *storyDelay)
+	}
 	fmt.Fprintf(stdout, "accelsim ready: %s\n", r.Path)
 	<-ctx.Done()
 	fmt.Fprintln(stderr, "accelsim: shutting down")
