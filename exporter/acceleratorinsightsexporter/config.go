@@ -91,6 +91,11 @@ type LogsConfig struct {
 	// MaxFindings is the number of distinct findings kept (the oldest
 	// last seen dropped; their acknowledge/dismiss state stays stored).
 	MaxFindings int `mapstructure:"max_findings"`
+	// DecisionRetention is how long an acknowledge or dismiss is kept
+	// (in the storage extension too) once its finding is no longer held
+	// and was neither raised nor changed: a finding that comes back
+	// later is open again. 0 keeps decisions for ever.
+	DecisionRetention time.Duration `mapstructure:"decision_retention"`
 }
 
 var _ component.Config = (*Config)(nil)
@@ -135,6 +140,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Logs.MaxFindings < 1 {
 		errs = append(errs, fmt.Errorf("logs.max_findings: must be at least 1, got %d", c.Logs.MaxFindings))
+	}
+	if c.Logs.DecisionRetention < 0 {
+		errs = append(errs, fmt.Errorf("logs.decision_retention: must be 0 (keep for ever) or a positive duration such as 720h, got %s", c.Logs.DecisionRetention))
 	}
 	if c.Remediation != nil && c.Remediation.Type().String() != remediationType {
 		errs = append(errs, fmt.Errorf("remediation: %q is not an %s exporter (name one, e.g. %s or %s/<name>)", c.Remediation, remediationType, remediationType, remediationType))

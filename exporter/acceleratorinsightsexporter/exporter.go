@@ -59,6 +59,7 @@ func newExporter(cfg *Config, set exporter.Settings) (*insightsExporter, error) 
 	}
 	e.api = &api{logs: e.logs, idle: cfg.IdleUtilization, rateWindow: cfg.RateWindow, retention: cfg.Memory.Retention,
 		token: hex.EncodeToString(token), version: set.BuildInfo.Version, now: time.Now, warn: e.warn}
+	e.logs.SetRetention(cfg.Logs.DecisionRetention)
 	e.plans = newPlansAPI(cfg.Remediation, e.api.token, time.Now)
 	e.k8s = k8sstore.New(k8sRecords, cfg.Memory.Expiry)
 	if cfg.Backend == BackendMemory {
@@ -77,6 +78,10 @@ func (e *insightsExporter) consumeMetrics(md pmetric.Metrics) {
 }
 
 func (e *insightsExporter) consumeLogs(ld plog.Logs) {
+	// Prune first: a finding raised again after the retention is open.
+	if _, err := e.logs.PruneDue(context.Background(), e.api.now()); err != nil {
+		e.warn.Warn("storage", "acknowledge/dismiss decisions past logs.decision_retention were not removed from storage", zap.Error(err))
+	}
 	e.logs.Consume(ld)
 	e.k8s.ConsumeLogs(ld)
 }

@@ -26,6 +26,7 @@ const (
 	defaultExpiry          = 10 * time.Minute
 	defaultMaxEvents       = 10_000
 	defaultMaxFindings     = 10_000
+	defaultDecisionKeep    = 30 * 24 * time.Hour
 	defaultIdle            = 0.05
 	defaultRateWindow      = 5 * time.Minute
 	defaultStep            = 30 * time.Second
@@ -56,7 +57,7 @@ func createDefaultConfig() component.Config {
 		Backend:         BackendMemory,
 		Memory:          MemoryConfig{Retention: defaultRetention, PointsPerSeries: defaultPointsPerSeries, Expiry: defaultExpiry},
 		Prometheus:      PrometheusConfig{ClientConfig: client, Step: defaultStep},
-		Logs:            LogsConfig{MaxEvents: defaultMaxEvents, MaxFindings: defaultMaxFindings},
+		Logs:            LogsConfig{MaxEvents: defaultMaxEvents, MaxFindings: defaultMaxFindings, DecisionRetention: defaultDecisionKeep},
 		IdleUtilization: defaultIdle,
 		RateWindow:      defaultRateWindow,
 	}

@@ -39,6 +39,18 @@ type Decision struct {
 	State     string    `json:"state"`
 	ChangedAt time.Time `json:"changed_at"`
 	Note      string    `json:"note,omitempty"`
+	// LastSeen is when its finding was last raised, as far as this
+	// store saw (records saved before it was kept have none: ChangedAt
+	// stands for it).
+	LastSeen time.Time `json:"last_seen,omitzero"`
+}
+
+// seen is the newest of the decision's change and its finding's raise.
+func (d Decision) seen() time.Time {
+	if d.LastSeen.After(d.ChangedAt) {
+		return d.LastSeen
+	}
+	return d.ChangedAt
 }
 
 // Store holds events and findings. Safe for concurrent use.
@@ -54,6 +66,11 @@ type Store struct {
 	// version counts changes, so that the console rebuilds its view only
 	// when something changed.
 	version atomic.Uint64
+	// retention: a decision whose finding is not held and was neither
+	// raised nor changed for this long is dropped (prune.go); 0 keeps
+	// every decision.
+	retention time.Duration
+	nextPrune time.Time
 }
 
 // Version changes whenever what Snapshot returns may have.
@@ -120,7 +137,7 @@ func (st *Store) Decide(ctx context.Context, id, state, note string, now time.Ti
 		st.mu.Unlock()
 		return fleet.Finding{}, ErrUnknownFinding
 	}
-	d := Decision{State: state, ChangedAt: now.UTC(), Note: note}
+	d := Decision{State: state, ChangedAt: now.UTC(), Note: note, LastSeen: f.LastSeen}
 	st.decisions[id] = d
 	apply(f, d)
 	st.version.Add(1)
@@ -276,6 +293,10 @@ func (st *Store) addFinding(id *fleet.Identity, lr plog.LogRecord) {
 		if d, ok := st.decisions[fid]; ok {
 			apply(f, d)
 		}
+	}
+	if d, ok := st.decisions[fid]; ok && t.After(d.LastSeen) {
+		d.LastSeen = t
+		st.decisions[fid] = d
 	}
 	if t.Before(f.FirstSeen) {
 		f.FirstSeen = t
