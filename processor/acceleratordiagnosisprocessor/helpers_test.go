@@ -218,6 +218,7 @@ func gauge(ms pmetric.MetricSlice, name string, t pcommon.Timestamp, v float64, 
 // consumer's copy of a shared one.
 type gpu struct {
 	id, parent, partitionType, pod string
+	partitionID                    string
 	sm, tensor                     float64
 	powerThrottle, thermalThrottle float64
 	procUtil                       float64 // on a copy: its consumer's processes
@@ -235,6 +236,9 @@ func (g *gpu) scrape(md pmetric.Metrics, t pcommon.Timestamp) {
 	if g.parent != "" {
 		r.PutStr(s.AttrHWParent, g.parent)
 		r.PutStr(s.AttrPartitionType, g.partitionType)
+	}
+	if g.partitionID != "" {
+		r.PutStr(s.AttrPartitionID, g.partitionID)
 	}
 	if g.pod != "" {
 		r.PutStr(s.AttrK8sPodUID, g.pod)

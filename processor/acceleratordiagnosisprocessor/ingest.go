@@ -253,14 +253,22 @@ func (p *diagnosisProcessor) ingestLatency(e *endpoint, series string, m pmetric
 // ingestDevice reads a device resource: who holds it, what it is part of,
 // its activity, throttling and, on a consumer's copy of a shared GPU, the
 // consumer's own processes' activity.
-func (p *diagnosisProcessor) ingestDevice(id string, res pcommon.Map, rm pmetric.ResourceMetrics, now time.Time) {
+func (p *diagnosisProcessor) ingestDevice(hwID string, res pcommon.Map, rm pmetric.ResourceMetrics, now time.Time) {
+	parent, ptype := str(res, s.AttrHWParent), str(res, s.AttrPartitionType)
+	// A consumer's copy of a shared GPU keeps the GPU's hw.id (and names
+	// it as its parent): it is told from the device's own resource, and
+	// from the other consumers' copies, by its partition and holder.
+	id := hwID
+	if s.IsConsumerCopy(hwID, parent, ptype) {
+		id = hwID + "\x00" + str(res, s.AttrPartitionID) + "\x00" + str(res, s.AttrK8sPodUID)
+	}
 	d := p.devices[id]
 	if d == nil {
 		d = &device{win: [2]devWindow{{idx: -1}, {idx: -1}}}
 		p.devices[id] = d
 	}
 	d.seen = now
-	if parent := str(res, s.AttrHWParent); parent != "" && parent != id {
+	if parent != "" && parent != id {
 		d.parent = parent
 		kids := p.children[parent]
 		if kids == nil {
@@ -269,7 +277,9 @@ func (p *diagnosisProcessor) ingestDevice(id string, res pcommon.Map, rm pmetric
 		}
 		kids[id] = struct{}{}
 	}
-	d.shared = s.IsSharedCopy(str(res, s.AttrPartitionType))
+	// Shared: a time-sliced or MPS replica, or a DRA claim's copy for one
+	// of its several consumers (the copy names its own device as parent).
+	d.shared = s.IsSharedCopy(ptype) || ptype == s.PartitionDRA && parent == hwID
 	if pod := str(res, s.AttrK8sPodUID); pod != "" {
 		d.pod = pod
 		ps := p.podOf(pod, now)

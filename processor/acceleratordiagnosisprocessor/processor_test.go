@@ -171,14 +171,18 @@ func withPod(res map[string]any, pod string) map[string]any {
 
 // sharedGPU is an endpoint of one pod on a time-sliced replica of GPU-S,
 // whose other replica another pod uses lightly (until a test makes it busy).
+// An XID on GPU-S would count once, for the physical device.
 func sharedGPU() *fleet {
 	sv := newServer("pod-a")
 	return &fleet{
 		servers: []*server{sv},
 		gpus: []*gpu{
+			// As accelerator_attributes writes them: the device's own
+			// resource, and one copy per consumer with the GPU's hw.id,
+			// the GPU as parent and the replicas held as partition id.
 			{id: "GPU-S", sm: 0.6, tensor: 0.3},
-			{id: "GPU-S::0", parent: "GPU-S", partitionType: s.PartitionTimeSlicing, pod: "pod-a", procUtil: 0.3, copyOnly: true},
-			{id: "GPU-S::1", parent: "GPU-S", partitionType: s.PartitionTimeSlicing, pod: "pod-batch", procUtil: 0.05, copyOnly: true},
+			{id: "GPU-S", parent: "GPU-S", partitionType: s.PartitionTimeSlicing, partitionID: "GPU-S::0", pod: "pod-a", procUtil: 0.3, copyOnly: true},
+			{id: "GPU-S", parent: "GPU-S", partitionType: s.PartitionTimeSlicing, partitionID: "GPU-S::1", pod: "pod-batch", procUtil: 0.05, copyOnly: true},
 		},
 	}
 }
