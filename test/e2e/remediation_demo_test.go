@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -32,13 +33,56 @@ const approveAnnotation = "accelerator.otelcol-accel.io/approve"
 // changes before its approval; approved with the annotation (kubectl's
 // field manager) and with `accelsim approve`, the H200 node is cordoned,
 // tainted and drained, and only the A100 GPU's holder is evicted, which
-// also leaves the node's PodResources.
+// also leaves the node's PodResources. As the demo ships it, one gateway
+// keeps its plans in file_storage.
 func TestDemoRemediationApproveMode(t *testing.T) {
+	gw, cs := runDemoRemediation(t)
+	if cms := remPlanConfigMaps(t, cs); len(cms) > 0 {
+		t.Errorf("without leader election plans are not kept in the cluster, found ConfigMaps %v", cms)
+	}
+	files, _ := filepath.Glob(filepath.Join(gw.Env["OTELCOL_ACCEL_STORAGE_DIR"], "*remediation*"))
+	if len(files) == 0 {
+		t.Errorf("no plan storage of accelerator_remediation in the gateway's file_storage directory %s", gw.Env["OTELCOL_ACCEL_STORAGE_DIR"])
+	}
+}
+
+// The same with leader election, as the shipped remediation.yaml runs: the
+// gateway takes the Lease in the simulated cluster and keeps its plans in
+// ConfigMaps beside it.
+func TestDemoRemediationLeaderElected(t *testing.T) {
+	_, cs := runDemoRemediation(t, "yaml:exporters::accelerator_remediation::leader_election::enabled: true")
+	lease, err := cs.CoordinationV1().Leases("kube-system").Get(context.Background(), "otelcol-accel-remediator", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lease.Spec.HolderIdentity == nil || *lease.Spec.HolderIdentity == "" {
+		t.Errorf("the Lease has no holder: %+v", lease.Spec)
+	}
+	if cms := remPlanConfigMaps(t, cs); len(cms) < 2 {
+		t.Errorf("plans in the cluster: %v, want the two plans' ConfigMaps", cms)
+	}
+}
+
+func remPlanConfigMaps(t *testing.T, cs kubernetes.Interface) []string {
+	t.Helper()
+	l, err := cs.CoreV1().ConfigMaps("kube-system").List(context.Background(), metav1.ListOptions{LabelSelector: "accelerator.otelcol-accel.io/remediation-plans"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, cm := range l.Items {
+		out = append(out, cm.Name)
+	}
+	return out
+}
+
+func runDemoRemediation(t *testing.T, extraConfigs ...string) (*e2etest.Collector, kubernetes.Interface) {
+	t.Helper()
 	// 30× speed: XID 48 at 40 s, XID 79 at 60 s.
 	sim := e2etest.StartAccelsim(t, e2etest.SimOptions{Speed: 30})
 	gw := e2etest.StartCollector(t, e2etest.CollectorOptions{
-		Configs: []string{e2etest.ConfigPath("gateway.yaml"), e2etest.ConfigPath("demo-gateway.yaml"),
-			e2etest.ConfigPath("remediation.yaml"), e2etest.ConfigPath("demo-remediation.yaml")},
+		Configs: append([]string{e2etest.ConfigPath("gateway.yaml"), e2etest.ConfigPath("demo-gateway.yaml"),
+			e2etest.ConfigPath("remediation.yaml"), e2etest.ConfigPath("demo-remediation.yaml")}, extraConfigs...),
 		Env: []string{"OTELCOL_ACCEL_DEMO_DIR=" + t.TempDir(), "OTELCOL_ACCEL_KUBECONFIG=" + sim.Endpoints.Kubeconfig},
 	})
 	nodes := map[string]endpoints.Node{}
@@ -132,6 +176,7 @@ func TestDemoRemediationApproveMode(t *testing.T) {
 			t.Errorf("the gateway's audit records no step %s", who)
 		}
 	}
+	return gw, cs
 }
 
 // awaiting returns node → plan id of the plans the gateway logged as
