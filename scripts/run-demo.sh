@@ -71,6 +71,8 @@ wait_for 30 "accelsim" grep -q "accelsim ready" "$state/accelsim.out"
 mkdir -p "$state/gateway"
 OTELCOL_ACCEL_DEMO_DIR="$state" \
 OTELCOL_ACCEL_KUBECONFIG="$state/kubeconfig" \
+OTELCOL_ACCEL_K8S_AUTH=kubeConfig \
+OTELCOL_ACCEL_K8S_INTERVAL=5s \
 OTELCOL_ACCEL_STORAGE_DIR="$state/gateway" \
 OTELCOL_ACCEL_HEALTH_ENDPOINT=127.0.0.1:13133 \
 OTELCOL_ACCEL_PROMETHEUS_ENDPOINT=0.0.0.0:8889 \
@@ -80,6 +82,7 @@ OTELCOL_ACCEL_TELEMETRY_HOST=127.0.0.1 \
 OTELCOL_ACCEL_TELEMETRY_PORT=8888 \
 OTELCOL_ACCEL_INSIGHTS_ENDPOINT="$insights" \
   "$collector" --config "$config/gateway.yaml" --config "$config/demo-gateway.yaml" \
+  --config "$config/k8s-reliability.yaml" \
   --config "$config/remediation.yaml" --config "$config/demo-remediation.yaml" \
   >"$state/gateway/collector.log" 2>&1 &
 pids+=($!)
@@ -127,7 +130,9 @@ otelcol-accel demo is running: $i simulated nodes, one agent each, one gateway.
   Simulated failures at ${speed}x speed: row remap pending at ~$((600 / speed))s, XID 48 at ~$((1200 / speed))s,
   Neuron uncorrected ECC at ~$((1500 / speed))s, XID 79 at ~$((1800 / speed))s. Findings need a minute of history.
 
-  Remediation (approve mode): each XID makes a plan that waits for approval (nothing changes before it).
+  Remediation (approve mode): each failure makes a plan that waits for approval (nothing changes before it):
+                          gpu-h100-a and gpu-a100-a (row remap, XID 48: evict the GPU's holder), neuron-inf2-a and
+                          gpu-h200-a (Neuron ECC, XID 79: cordon and drain). At most 2 nodes at once: a third waits.
   Plans:                  grep 'plan awaiting_approval' $state/gateway/collector.log   (plan id, node)
                           or the insights console ($console), where it lists plans
   Approve a plan:         $accelsim approve --state-dir $state --node <node> --plan <plan id>
