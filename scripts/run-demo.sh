@@ -71,6 +71,8 @@ wait_for 30 "accelsim" grep -q "accelsim ready" "$state/accelsim.out"
 mkdir -p "$state/gateway"
 OTELCOL_ACCEL_DEMO_DIR="$state" \
 OTELCOL_ACCEL_KUBECONFIG="$state/kubeconfig" \
+OTELCOL_ACCEL_K8S_AUTH=kubeConfig \
+OTELCOL_ACCEL_K8S_INTERVAL=5s \
 OTELCOL_ACCEL_STORAGE_DIR="$state/gateway" \
 OTELCOL_ACCEL_HEALTH_ENDPOINT=127.0.0.1:13133 \
 OTELCOL_ACCEL_PROMETHEUS_ENDPOINT=0.0.0.0:8889 \
@@ -80,6 +82,7 @@ OTELCOL_ACCEL_TELEMETRY_HOST=127.0.0.1 \
 OTELCOL_ACCEL_TELEMETRY_PORT=8888 \
 OTELCOL_ACCEL_INSIGHTS_ENDPOINT="$insights" \
   "$collector" --config "$config/gateway.yaml" --config "$config/demo-gateway.yaml" \
+  --config "$config/k8s-reliability.yaml" \
   --config "$config/remediation.yaml" --config "$config/demo-remediation.yaml" \
   >"$state/gateway/collector.log" 2>&1 &
 pids+=($!)

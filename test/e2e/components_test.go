@@ -48,7 +48,7 @@ func TestBinaryListsEveryPromisedComponent(t *testing.T) {
 		have map[string]bool
 		need []string
 	}{
-		{"receivers", names(listed.Receivers), []string{"otlp", "prometheus", "dcgm", "neuron", "inference"}},
+		{"receivers", names(listed.Receivers), []string{"otlp", "prometheus", "dcgm", "neuron", "inference", "accelerator_k8s"}},
 		{"processors", names(listed.Processors), []string{"batch", "memory_limiter", "accelerator_attributes", "accelerator_cost"}},
 		{"exporters", names(listed.Exporters), []string{"debug", "otlp_grpc", "otlp_http", "prometheus", "prometheus_remote_write", "cloudwatch_emf"}},
 		{"extensions", names(listed.Extensions), []string{"healthcheckv2", "pprof", "zpages", "file_storage", "sigv4auth"}},

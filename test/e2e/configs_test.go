@@ -27,7 +27,11 @@ func TestShippedConfigsValidate(t *testing.T) {
 		{"gateway.yaml"},
 		{"gateway.yaml", "demo-gateway.yaml"},
 		// make run's gateway: remediation in approve mode on the simulator.
-		{"gateway.yaml", "demo-gateway.yaml", "remediation.yaml", "demo-remediation.yaml"},
+		{"gateway.yaml", "demo-gateway.yaml", "k8s-reliability.yaml", "remediation.yaml", "demo-remediation.yaml"},
+		{"gateway.yaml", "k8s-reliability.yaml"},
+		{"cloudwatch-emf.yaml", "k8s-reliability.yaml"},
+		{"cloudwatch-otlp.yaml", "k8s-reliability.yaml", "remediation.yaml"},
+		{"amp.yaml", "k8s-reliability.yaml"},
 		{"gateway.yaml", "otlp.yaml"},
 		{"cloudwatch-emf.yaml"},
 		{"cloudwatch-otlp.yaml"},

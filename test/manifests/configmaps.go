@@ -26,6 +26,7 @@ var generatedConfigMaps = []generatedConfigMap{
 	{"overlays/eks-cloudwatch-emf/gateway-config.yaml", "otelcol-accel-gateway", []string{"cloudwatch-emf.yaml"}},
 	{"overlays/eks-cloudwatch-otlp/gateway-config.yaml", "otelcol-accel-gateway", []string{"cloudwatch-otlp.yaml"}},
 	{"overlays/remediation/gateway-config.yaml", "otelcol-accel-gateway", []string{"remediation.yaml"}},
+	{"overlays/reliability/gateway-config.yaml", "otelcol-accel-gateway", []string{"gateway.yaml", "k8s-reliability.yaml"}},
 	{"examples/sidecar-config.yaml", "otelcol-accel-sidecar", []string{"sidecar.yaml"}},
 }
 

@@ -17,6 +17,7 @@ var kustomizations = []string{
 	"overlays/prometheus",
 	"overlays/eks-cloudwatch-emf",
 	"overlays/eks-cloudwatch-otlp",
+	"overlays/reliability",
 	"overlays/remediation",
 }
 
