@@ -7,7 +7,10 @@
 // nothing. An approval given here is not a shortcut: the exporter hands it
 // to its engine, which takes it on its next tick exactly as it takes a
 // node annotation (same audit record, same guard rails, same expiry), with
-// Via "insights console".
+// Via "insights console". The approval is held in the process that took it:
+// with several gateway replicas electing a leader, one given to a standby's
+// console waits until that replica leads (the annotation reaches every
+// replica, as the cluster does).
 package remediationplans // import "github.com/otelcol-accel/otelcol-accel/internal/remediationplans"
 
 import (
