@@ -39,6 +39,7 @@ var pages = []struct{ path, page, shot string }{
 	{"inference", "inference", "inference"},
 	{"capacity", "capacity", "capacity"},
 	{"reliability", "reliability", "reliability"},
+	{"plans", "plans", "plans"},
 }
 
 // checkConsole is every assertion on the pages, the same for both
@@ -124,6 +125,12 @@ func checkConsole(t *testing.T, f *consoleFleet, b *Browser, tr truth, backend s
 		if got, want := b.Text(row), words(expectedAction(code)); got != want {
 			t.Errorf("reliability page: %s action %q, want %q", dev.id, got, want)
 		}
+	})
+	t.Run("the endpoints' Kubernetes side agrees with the gateway", func(t *testing.T) {
+		checkLifecycle(t, f, b.For(t))
+	})
+	t.Run("remediation plans are shown and approved", func(t *testing.T) {
+		checkPlans(t, f, b.For(t))
 	})
 	t.Run("a finding's dollars agree with the gateway's finding", func(t *testing.T) {
 		b := b.For(t)
@@ -455,7 +462,7 @@ func hasFinding(fs Findings, id string) bool {
 }
 
 // docsShots are the screenshots docs/insights.md and the README embed.
-var docsShots = []string{"fleet", "device-failed", "teams", "findings", "inference", "capacity", "reliability"}
+var docsShots = []string{"fleet", "device-failed", "teams", "findings", "inference", "capacity", "reliability", "plans"}
 
 // copyScreenshots copies the run's screenshots the docs embed.
 func copyScreenshots(t *testing.T, from, to string) {

@@ -86,8 +86,12 @@ export function findingReason(f) {
       return 'training uses the device below its capacity';
     case 'zone_imbalance':
       return 'replicas unbalanced across zones';
-    case 'latency_regression':
-      return f.cause ? `latency regression: ${words(f.cause)}` : 'latency regression against its baseline';
+    case 'latency_regression': {
+      // The cause is an attribute the findings list does not carry; the
+      // diagnosis also writes it first in the evidence (cause=…).
+      const cause = f.cause || (/(?:^|\s)cause=(\S+)/.exec(f.evidence || '') || [])[1];
+      return cause ? `latency regression, likely cause: ${words(cause)}` : 'latency regression against its baseline';
+    }
     default:
       return words(f.kind);
   }

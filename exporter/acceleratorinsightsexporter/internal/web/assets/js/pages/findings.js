@@ -7,7 +7,7 @@ import {money, words} from '../format.js';
 import {findingsTable} from './common.js';
 
 const STATES = [['', 'open and acknowledged'], ['open', 'open'], ['acknowledged', 'acknowledged'], ['dismissed', 'dismissed'], ['all', 'all']];
-const KINDS = ['rightsizing', 'training_efficiency', 'inference_under_capacity', 'unhealthy_capacity'];
+const KINDS = ['rightsizing', 'training_efficiency', 'inference_under_capacity', 'unhealthy_capacity', 'zone_imbalance', 'latency_regression'];
 
 export async function render(ctx) {
   const {params} = ctx;
