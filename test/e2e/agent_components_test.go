@@ -55,10 +55,13 @@ func TestAgentBinaryHasExactlyItsManifestsComponents(t *testing.T) {
 		t.Fatalf("builder-config-agent.yaml: %v", err)
 	}
 
-	// What the node configs use, by name; the gateway-only components that
-	// must stay out of the node's executable.
+	// What the node configs use, by name (and what only a node can run);
+	// the gateway-only components that must stay out of the node's
+	// executable.
 	want := map[string][]string{
-		"receivers":  {"dcgm", "inference", "neuron", "otlp"},
+		// accelerator_gpu_reset: the remediator's node-local GPU reset,
+		// which only an agent can do (off unless an overlay enables it).
+		"receivers":  {"accelerator_gpu_reset", "dcgm", "inference", "neuron", "otlp"},
 		"processors": {"accelerator_attributes", "accelerator_cost", "batch", "memory_limiter"},
 		"exporters":  {"debug", "otlp_grpc", "otlp_http", "prometheus"},
 		"extensions": {"file_storage", "healthcheckv2", "pprof", "zpages"},
