@@ -15,6 +15,7 @@ import (
 
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorinsightsexporter/internal/fleet"
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorinsightsexporter/internal/logstore"
+	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorinsightsexporter/internal/metadata"
 	"github.com/otelcol-accel/otelcol-accel/internal/componenthealth"
 )
 
@@ -44,6 +45,7 @@ type api struct {
 	version    string
 	now        func() time.Time
 	warn       *componenthealth.Logger
+	tel        *metadata.TelemetryBuilder
 
 	mu         sync.Mutex
 	view       *fleet.View
@@ -171,7 +173,7 @@ func (a *api) currentView(ctx context.Context) (*fleet.View, error) {
 	a.generation++
 	gen := a.generation
 	a.mu.Unlock()
-	v, err := a.build(ctx, gen, false)
+	v, err := a.build(ctx, gen, triggerRequest)
 	if err == nil {
 		return v, nil
 	}
@@ -185,9 +187,10 @@ func (a *api) currentView(ctx context.Context) (*fleet.View, error) {
 }
 
 // build makes a view and keeps it unless a newer build or a write came
-// first. warm (background rebuilds) makes the answers the last view was
+// first. A background rebuild (trigger) makes the answers the last view was
 // asked for before the swap, so that no request computes them.
-func (a *api) build(ctx context.Context, gen uint64, warm bool) (*fleet.View, error) {
+func (a *api) build(ctx context.Context, gen uint64, trigger string) (*fleet.View, error) {
+	start := time.Now()
 	at := a.now()
 	// Read before the snapshot: a batch that lands during it shows as a
 	// change, and the keeper rebuilds again.
@@ -205,9 +208,10 @@ func (a *api) build(ctx context.Context, gen uint64, warm bool) (*fleet.View, er
 	logs := a.logs.Snapshot()
 	v := fleet.NewView(snap, &logs, a.idle)
 	answers, recipes := map[string][]byte{}, map[string]recipe{}
-	if warm {
+	if trigger == triggerBackground {
 		answers, recipes = a.warm(ctx, v)
 	}
+	a.recordBuild(trigger, time.Since(start))
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.problem, a.problemSince = "", time.Time{}
@@ -221,12 +225,14 @@ func (a *api) build(ctx context.Context, gen uint64, warm bool) (*fleet.View, er
 // relog replaces the view by one of the same snapshot with the logs side
 // as it is now (after a write): no rebuild of the fleet.
 func (a *api) relog() {
+	start := time.Now()
 	a.mu.Lock()
 	v, gen := a.view, a.generation
 	a.mu.Unlock()
 	ver := a.sourceVersion()
 	logs := a.logs.Snapshot()
 	nv := v.WithLogs(&logs)
+	a.recordBuild(triggerWrite, time.Since(start))
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if gen == a.generation && a.view == v && !a.dirty {
@@ -250,7 +256,7 @@ func (a *api) refresh(gen uint64) {
 	defer a.refreshes.Done()
 	ctx, cancel := context.WithTimeout(context.Background(), maxStale)
 	defer cancel()
-	if _, err := a.build(ctx, gen, true); err != nil {
+	if _, err := a.build(ctx, gen, triggerBackground); err != nil {
 		a.warn.Warn("backend", "the console's backend did not answer fully; pages show the last good view", zap.String("backend", a.backend.Name()), zap.Error(err))
 	}
 	a.mu.Lock()

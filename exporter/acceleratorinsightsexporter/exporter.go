@@ -21,6 +21,7 @@ import (
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorinsightsexporter/internal/k8sstore"
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorinsightsexporter/internal/logstore"
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorinsightsexporter/internal/memstore"
+	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorinsightsexporter/internal/metadata"
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorinsightsexporter/internal/promstore"
 	"github.com/otelcol-accel/otelcol-accel/internal/componenthealth"
 )
@@ -37,6 +38,7 @@ type insightsExporter struct {
 	mem     *memstore.Store // nil with backend prometheus
 	logs    *logstore.Store
 	api     *api
+	tel     *metadata.TelemetryBuilder
 	plans   *plansAPI
 	k8s     *k8sstore.Store // accelerator_k8s and the latency diagnosis
 	storage storage.Client
@@ -60,6 +62,11 @@ func newExporter(cfg *Config, set exporter.Settings) (*insightsExporter, error) 
 	e.api = &api{logs: e.logs, idle: cfg.IdleUtilization, rateWindow: cfg.RateWindow, retention: cfg.Memory.Retention,
 		token: hex.EncodeToString(token), version: set.BuildInfo.Version, now: time.Now, warn: e.warn}
 	e.logs.SetRetention(cfg.Logs.DecisionRetention)
+	tel, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
+	if err != nil {
+		return nil, fmt.Errorf("telemetry: %w", err)
+	}
+	e.tel, e.api.tel = tel, tel
 	e.plans = newPlansAPI(cfg.Remediation, e.api.token, time.Now)
 	e.k8s = k8sstore.New(k8sRecords, cfg.Memory.Expiry)
 	if cfg.Backend == BackendMemory {
@@ -67,13 +74,17 @@ func newExporter(cfg *Config, set exporter.Settings) (*insightsExporter, error) 
 			Expiry: cfg.Memory.Expiry, RateWindow: cfg.RateWindow})
 		e.api.backend = memoryBackend{e.mem}
 	}
+	if err := registerSeries(tel, e.mem); err != nil {
+		tel.Shutdown()
+		return nil, fmt.Errorf("telemetry: %w", err)
+	}
 	return e, nil
 }
 
 func (e *insightsExporter) consumeMetrics(md pmetric.Metrics) {
 	e.k8s.ConsumeMetrics(md)
 	if e.mem != nil {
-		e.mem.Consume(md)
+		countPoints(e.tel, e.mem.Consume(md))
 	}
 }
 
@@ -93,7 +104,7 @@ func (e *insightsExporter) Handler() http.Handler {
 	e.plans.routes(mux)
 	e.api.lifecycleRoutes(mux, e.k8s)
 	mux.Handle("/", staticHandler())
-	return securityHeaders(mux)
+	return securityHeaders(countRequests(e.tel, mux))
 }
 
 func (e *insightsExporter) Start(ctx context.Context, host component.Host) error {
@@ -161,6 +172,7 @@ func (e *insightsExporter) Shutdown(ctx context.Context) error {
 		errs = append(errs, e.storage.Close(ctx))
 	}
 	e.problems.Shutdown()
+	e.tel.Shutdown()
 	return errors.Join(errs...)
 }
 

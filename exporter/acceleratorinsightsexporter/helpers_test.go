@@ -78,11 +78,17 @@ func (c *console) stop(t testing.TB) {
 
 func startConsoleNoCleanup(t testing.TB, cfg *Config, host component.Host, name string) *console {
 	t.Helper()
+	return startConsoleWith(t, cfg, host, name, exportertest.NewNopSettings(metadata.Type))
+}
+
+// startConsoleWith starts a console with these settings (a telemetry to
+// read its own metrics from).
+func startConsoleWith(t testing.TB, cfg *Config, host component.Host, name string, set exporter.Settings) *console {
+	t.Helper()
 	if host == nil {
 		host = componenttest.NewNopHost()
 	}
 	f := NewFactory()
-	set := exportertest.NewNopSettings(metadata.Type)
 	set.ID = component.NewIDWithName(metadata.Type, name)
 	me, err := f.CreateMetrics(context.Background(), set, cfg)
 	require.NoError(t, err)

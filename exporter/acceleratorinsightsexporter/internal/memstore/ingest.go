@@ -35,13 +35,25 @@ func identityOf(attrs pcommon.Map) fleet.Identity {
 	return fleet.IdentityFrom(func(key string) string { return vals[identityIndex[key]] })
 }
 
+// Ingested is what became of a batch's data points.
+type Ingested struct {
+	// Modelled: points of metrics the console shows (device charts,
+	// hw.status, memory limits, price, waste, inference servers, MPS).
+	Modelled int
+	// Dropped: modelled points a chart refused, older than its newest.
+	Dropped int
+	// Ignored: points of metrics the console does not show.
+	Ignored int
+}
+
 // Consume adds a batch of metrics to the model.
-func (st *Store) Consume(md pmetric.Metrics) {
+func (st *Store) Consume(md pmetric.Metrics) Ingested {
 	now := st.now()
 	nowMS := now.UnixMilli()
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	defer st.version.Add(1)
+	st.ingested = Ingested{}
 	rms := md.ResourceMetrics()
 	for i := 0; i < rms.Len(); i++ {
 		rm := rms.At(i)
@@ -55,6 +67,7 @@ func (st *Store) Consume(md pmetric.Metrics) {
 		}
 	}
 	st.sweep(nowMS)
+	return Ingested{Modelled: st.ingested.Modelled, Dropped: st.ingested.Dropped, Ignored: md.DataPointCount() - st.ingested.Modelled - st.ingested.Dropped}
 }
 
 func (st *Store) consumeDevice(rm pmetric.ResourceMetrics, id fleet.Identity, nowMS int64) {
@@ -101,6 +114,23 @@ func chartOf(name string) int {
 	return -1
 }
 
+// pointCount is how many points a metric carries.
+func pointCount(m pmetric.Metric) int {
+	switch m.Type() {
+	case pmetric.MetricTypeGauge:
+		return m.Gauge().DataPoints().Len()
+	case pmetric.MetricTypeSum:
+		return m.Sum().DataPoints().Len()
+	case pmetric.MetricTypeHistogram:
+		return m.Histogram().DataPoints().Len()
+	case pmetric.MetricTypeExponentialHistogram:
+		return m.ExponentialHistogram().DataPoints().Len()
+	case pmetric.MetricTypeSummary:
+		return m.Summary().DataPoints().Len()
+	}
+	return 0
+}
+
 // numberPoints returns a gauge's or sum's points.
 func numberPoints(m pmetric.Metric) (pmetric.NumberDataPointSlice, bool) {
 	switch m.Type() {
@@ -142,6 +172,10 @@ func (st *Store) deviceMetric(r *resource, m pmetric.Metric) {
 	pts, ok := numberPoints(m)
 	if !ok || pts.Len() == 0 {
 		return
+	}
+	switch name {
+	case s.MetricStatus, s.MetricGPUMemoryLimit, s.MetricPartitionMemoryLimit, s.MetricPrice, s.MetricWaste:
+		st.ingested.Modelled += pts.Len()
 	}
 	switch name {
 	case s.MetricStatus:
@@ -207,7 +241,11 @@ func (st *Store) deviceMetric(r *resource, m pmetric.Metric) {
 		c = newChartRing(st.cfg.PointsPerSeries)
 		r.charts[slot] = c
 	}
-	c.add(uint32(ts.AsTime().Unix()), v, st.stepSec)
+	if c.add(uint32(ts.AsTime().Unix()), v, st.stepSec) {
+		st.ingested.Modelled += pts.Len()
+	} else {
+		st.ingested.Dropped += pts.Len()
+	}
 	r.last[slot] = v
 }
 
@@ -231,11 +269,13 @@ func (st *Store) consumeOther(rm pmetric.ResourceMetrics, attrs pcommon.Map, now
 			name := metric.Name()
 			switch {
 			case strings.HasPrefix(name, "gen_ai.server."):
+				st.ingested.Modelled += pointCount(metric)
 				if srv == nil {
 					srv = st.serverFor(attrs, nowMS)
 				}
 				st.serverMetric(srv, metric)
 			case name == s.MetricMPSDaemonUp || name == s.MetricMPSServers || name == s.MetricMPSActiveThreads:
+				st.ingested.Modelled += pointCount(metric)
 				st.mpsMetric(attrs, metric, nowMS)
 			}
 		}

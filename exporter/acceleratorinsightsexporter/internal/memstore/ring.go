@@ -15,16 +15,18 @@ func newChartRing(size int) *chartRing {
 	return &chartRing{t: make([]uint32, size), v: make([]float32, size)}
 }
 
-func (r *chartRing) add(sec uint32, v float64, step uint32) {
+// add appends a sample; false when it is older than the newest (out of
+// order: a chart only moves forward), and dropped.
+func (r *chartRing) add(sec uint32, v float64, step uint32) bool {
 	if r.n > 0 {
 		last := (r.head - 1 + len(r.t)) % len(r.t)
 		lt := r.t[last]
 		if sec < lt {
-			return // out of order: a chart only moves forward
+			return false
 		}
 		if step > 0 && sec/step == lt/step {
 			r.t[last], r.v[last] = sec, float32(v)
-			return
+			return true
 		}
 	}
 	r.t[r.head], r.v[r.head] = sec, float32(v)
@@ -32,6 +34,7 @@ func (r *chartRing) add(sec uint32, v float64, step uint32) {
 	if r.n < len(r.t) {
 		r.n++
 	}
+	return true
 }
 
 // each visits points oldest first.

@@ -116,6 +116,43 @@ type Store struct {
 	// version counts batches, so that the console rebuilds its view only
 	// when the model changed.
 	version atomic.Uint64
+	// ingested counts the batch Consume is reading (under mu).
+	ingested Ingested
+}
+
+// SeriesHeld is how many series the model holds: each resource's charts
+// and waste counters, each server's gauges, counters and histograms, each
+// MPS daemon.
+func (st *Store) SeriesHeld() int {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	n := len(st.mps)
+	for _, r := range st.resources {
+		for _, c := range r.charts {
+			if c != nil {
+				n++
+			}
+		}
+		n += len(r.waste)
+	}
+	for _, srv := range st.servers {
+		for _, g := range srv.gauges {
+			if g != nil {
+				n++
+			}
+		}
+		for _, c := range srv.counters {
+			if c != nil {
+				n++
+			}
+		}
+		for _, h := range srv.hists {
+			if h != nil {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // Version changes whenever what Snapshot returns may have.
