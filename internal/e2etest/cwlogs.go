@@ -17,9 +17,11 @@ type CloudWatchLogs struct {
 
 // StartCloudWatchLogs starts the fake for region until the test ends. It
 // stores every event; a load run passes cwlogstest.CountOnly() to have them
-// only counted.
+// only counted. It verifies every request's signature with the test
+// credentials CloudWatchEnv gives the collector, as CloudWatch would.
 func StartCloudWatchLogs(t testing.TB, region string, opts ...cwlogstest.Option) *CloudWatchLogs {
 	t.Helper()
+	opts = append([]cwlogstest.Option{cwlogstest.VerifySignatures(TestAccessKeyID, TestSecretAccessKey)}, opts...)
 	c := &CloudWatchLogs{cwlogstest.New(region, opts...)}
 	t.Cleanup(c.Close)
 	return c
