@@ -13,6 +13,8 @@ import (
 	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/consumer/consumertest"
 	"go.opentelemetry.io/collector/receiver/receivertest"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -55,13 +57,16 @@ func TestGatewayClusterRoleOnARealAPIServer(t *testing.T) {
 		require.NoError(t, kubetest.Apply(ctx, admin, "otelcol-accel", objs...), f)
 	}
 
+	core, logged := observer.New(zap.InfoLevel)
 	start := func(identity string) *k8sReceiver {
 		kc, err := srv.Kubeconfig(identity)
 		require.NoError(t, err)
 		cfg := createDefaultConfig().(*Config)
 		cfg.APIConfig = k8sclient.APIConfig{AuthType: k8sclient.AuthKubeConfig, KubeConfig: kc}
 		cfg.CollectionInterval = time.Hour
-		r := newReceiver(cfg, receivertest.NewNopSettings(metadata.Type), k8sclient.NewRegistry(k8sclient.Providers{}), firstrequest.New(), time.Now)
+		set := receivertest.NewNopSettings(metadata.Type)
+		set.Logger = zap.New(core)
+		r := newReceiver(cfg, set, k8sclient.NewRegistry(k8sclient.Providers{}), firstrequest.New(), time.Now)
 		r.metrics, r.logs = new(consumertest.MetricsSink), new(consumertest.LogsSink)
 		require.NoError(t, r.Start(ctx, componenttest.NewNopHost()))
 		t.Cleanup(func() { require.NoError(t, r.Shutdown(ctx)) })
@@ -84,4 +89,9 @@ func TestGatewayClusterRoleOnARealAPIServer(t *testing.T) {
 	for _, kind := range []string{"events", "deployments", "statefulsets"} {
 		assert.True(t, slices.Contains(refused, kind), "the agents' account may not watch %s: %v", kind, refused)
 	}
+	ag.logProblems()
+	warned := logged.FilterMessageSnippet("the watch of events fails: the collector's service account may not list/watch events").Len()
+	assert.Equal(t, 1, warned, "the refused watch is logged with the rule to add")
+	ag.logProblems()
+	assert.Equal(t, 1, logged.FilterMessageSnippet("the watch of events fails").Len(), "rate-limited")
 }

@@ -135,6 +135,7 @@ func (r *k8sReceiver) loop(ctx context.Context) {
 			if err := r.flush(ctx); err != nil {
 				r.rl.Warn("consume", "accelerator_k8s: the next component refused a batch", zap.Error(err))
 			}
+			r.logProblems()
 		}
 	}
 }
@@ -301,5 +302,13 @@ func (r *k8sReceiver) onWorkloadGone(o any) {
 			r.state.forgetWorkload(w.Kind, w.Namespace, w.Name)
 			r.mu.Unlock()
 		}
+	}
+}
+
+// logProblems says, rate-limited, which watches fail and what to do (a
+// refused verb names the ClusterRole rule to add).
+func (r *k8sReceiver) logProblems() {
+	for _, p := range r.informers.Problems() {
+		r.rl.Warn("watch/"+string(p.Kind), "accelerator_k8s: the watch of "+string(p.Kind)+" fails: "+p.Hint, zap.Error(p.Err))
 	}
 }
