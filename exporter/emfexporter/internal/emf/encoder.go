@@ -198,6 +198,9 @@ type scratch struct {
 type resource struct {
 	attrs  pcommon.Map
 	fields []field
+	// addBuf and setBuf back extend's work for the resource's groups.
+	addBuf []string
+	setBuf []string
 }
 
 // EncodeResource encodes the points of one ResourceMetrics. emit receives
@@ -644,7 +647,7 @@ func (e *Encoder) setsFor(g *group, res *resource, mi *metricInfo) [][]string {
 			}
 		}
 		if complete {
-			out = append(out, e.extend(s, g.extras)...)
+			out = res.extend(out, s, g.extras)
 		}
 	}
 	if len(out) == 0 && e.opts.FallbackToAvailable {
@@ -657,31 +660,39 @@ func (e *Encoder) setsFor(g *group, res *resource, mi *metricInfo) [][]string {
 				}
 			}
 		}
-		out = e.extend(avail, g.extras)
+		out = res.extend(out, avail, g.extras)
 	}
 	g.sets[mi.setsKey] = out
 	return out
 }
 
-// extend appends extras to base, spreading them over several sets so that
-// none exceeds MaxDimensionsPerSet keys. Each set keeps all of base.
-func (e *Encoder) extend(base, extras []string) [][]string {
-	var add []string
+// extend appends to out the sets made of base and extras, spreading extras
+// over several sets so that none exceeds MaxDimensionsPerSet keys. Each set
+// keeps all of base. New sets are carved from one buffer per resource: a
+// set per group and declaration was a quarter of the encoder's
+// allocations.
+func (r *resource) extend(out [][]string, base, extras []string) [][]string {
+	add := r.addBuf[:0]
 	for _, x := range extras {
 		if !slices.Contains(base, x) {
 			add = append(add, x)
 		}
 	}
+	r.addBuf = add
 	room := MaxDimensionsPerSet - len(base)
 	if len(add) == 0 || room <= 0 {
-		return [][]string{base}
+		return append(out, base)
 	}
-	var out [][]string
 	for start := 0; start < len(add); start += room {
 		end := min(start+room, len(add))
-		s := make([]string, 0, len(base)+end-start)
-		s = append(s, base...)
-		out = append(out, append(s, add[start:end]...))
+		need := len(base) + end - start
+		if cap(r.setBuf)-len(r.setBuf) < need {
+			r.setBuf = make([]string, 0, max(256, need))
+		}
+		n := len(r.setBuf)
+		set := append(append(r.setBuf[n:n:n+need], base...), add[start:end]...)
+		r.setBuf = r.setBuf[:n+need]
+		out = append(out, set)
 	}
 	return out
 }
