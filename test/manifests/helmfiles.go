@@ -13,7 +13,7 @@ import (
 var chartConfigs = []string{
 	"agent.yaml", "agent-to-gateway.yaml",
 	"gateway.yaml", "otlp.yaml", "cloudwatch-emf.yaml", "cloudwatch-otlp.yaml", "amp.yaml",
-	"insights.yaml", "remediation.yaml",
+	"insights.yaml", "remediation.yaml", "k8s-reliability.yaml",
 }
 
 // chartFiles returns what each file under the chart's files/ must hold.
@@ -37,6 +37,16 @@ func chartFiles() (map[string][]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the remediator's RBAC for the chart: %w", err)
 	}
+	// The gateway's reliability rules, as overlays/reliability grants them.
+	grbac, err := os.ReadFile(filepath.Join(kubernetesDir(), reliabilityRBAC))
+	if err != nil {
+		return nil, fmt.Errorf("the gateway's reliability RBAC for the chart: %w", err)
+	}
+	rules, err := rulesOf(string(grbac), "ClusterRole")
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", reliabilityRBAC, err)
+	}
+	out[reliabilityRuleFile] = []byte(rules)
 	for kind, file := range remediatorRuleFiles {
 		rules, err := rulesOf(string(rbac), kind)
 		if err != nil {
@@ -48,6 +58,13 @@ func chartFiles() (map[string][]byte, error) {
 }
 
 const remediatorRBAC = "overlays/remediation/remediator-rbac.yaml"
+
+// reliabilityRBAC is the gateway's ClusterRole for accelerator_k8s; the
+// chart grants its rules from reliabilityRuleFile (reliability.enabled).
+const (
+	reliabilityRBAC     = "overlays/reliability/gateway-rbac.yaml"
+	reliabilityRuleFile = "gateway-k8s-clusterrole-rules.yaml"
+)
 
 // remediatorRuleFiles: the chart's copy of each of the remediator's roles'
 // rules, by kind, so that the chart grants what the overlay grants (its

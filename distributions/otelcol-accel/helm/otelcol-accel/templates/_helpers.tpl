@@ -38,6 +38,9 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- else -}}
 {{- fail (printf "destination %q: use one of cloudwatch-emf, cloudwatch-otlp, amp, prometheus, otlp" $d) -}}
 {{- end -}}
+{{- if .Values.reliability.enabled -}}
+{{- $files = append $files "k8s-reliability.yaml" -}}
+{{- end -}}
 {{- if .Values.remediation.enabled -}}
 {{- $files = append $files "remediation.yaml" -}}
 {{- end -}}
@@ -65,6 +68,9 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- if and .Values.remediation.enabled .Values.gateway.autoscaling.enabled -}}
 {{- fail "remediation.enabled with gateway.autoscaling.enabled: plans are kept per replica and only the Lease holder acts, so a health event that reaches a standby replica waits until it leads (docs/remediation.md, Plans are state machines); the remediator runs on the single-replica gateway, as in overlays/remediation" -}}
 {{- end -}}
+{{- if and .Values.reliability.enabled .Values.gateway.autoscaling.enabled -}}
+{{- fail "reliability.enabled with gateway.autoscaling.enabled: every gateway replica would watch the cluster and report the same cold starts, scalings and unschedulable pods; run the reliability watch on a single-replica gateway" -}}
+{{- end -}}
 {{- if and .Values.insights.enabled .Values.gateway.autoscaling.enabled -}}
 {{- fail "insights.enabled with gateway.autoscaling.enabled: each gateway replica's console sees only the agents that send to it, and the Service would spread one browser's requests over them (docs/insights.md, Several gateways); turn autoscaling off to run the console" -}}
 {{- end -}}
@@ -79,9 +85,17 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{ include "otelcol-accel.fullname" . }}-remediator
 {{- end -}}
 
+{{/* The gateway's own account when it watches the cluster (reliability) and
+does not run as the remediator: the agents' account stays read-only-small. */}}
+{{- define "otelcol-accel.reliabilityAccount" -}}
+{{ include "otelcol-accel.fullname" . }}-gateway
+{{- end -}}
+
 {{- define "otelcol-accel.gatewayAccount" -}}
 {{- if .Values.remediation.enabled -}}
 {{ include "otelcol-accel.remediatorAccount" . }}
+{{- else if .Values.reliability.enabled -}}
+{{ include "otelcol-accel.reliabilityAccount" . }}
 {{- else -}}
 {{ .Values.serviceAccount.name }}
 {{- end -}}
