@@ -66,7 +66,7 @@ func (p *diagnosisProcessor) ingestRecord(res pcommon.Map, lr plog.LogRecord, no
 		}
 		d := p.devices[id]
 		if d == nil {
-			d = &device{win: [2]devWindow{{idx: -1}, {idx: -1}}, seen: now}
+			d = &device{win: emptyWindows, seen: now}
 			p.devices[id] = d
 		}
 		d.health = append(pruneHealth(d.health, t, p.cfg.Recent), healthEvent{t: t, xid: xid})

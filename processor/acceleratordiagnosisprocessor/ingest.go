@@ -264,7 +264,7 @@ func (p *diagnosisProcessor) ingestDevice(hwID string, res pcommon.Map, rm pmetr
 	}
 	d := p.devices[id]
 	if d == nil {
-		d = &device{win: [2]devWindow{{idx: -1}, {idx: -1}}}
+		d = &device{win: emptyWindows}
 		p.devices[id] = d
 	}
 	d.seen = now

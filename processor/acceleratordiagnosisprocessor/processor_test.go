@@ -278,3 +278,26 @@ func TestLogsPassThrough(t *testing.T) {
 	require.Len(t, h.lout.AllLogs(), 1)
 	assert.Equal(t, 2, h.lout.AllLogs()[0].LogRecordCount())
 }
+
+// A device's readings that arrive ahead of its servers' (another receiver,
+// another batch) are still there when the servers' window is judged.
+func TestDeviceReadingsAheadOfTheServers(t *testing.T) {
+	h := newHarness(t, testConfig(), nil, component.NewIDWithName(metadata.Type, "ahead"))
+	defer h.shutdown()
+	f := twoReplicas()
+	servers, gpus := &fleet{servers: f.servers}, &fleet{gpus: f.gpus}
+	const ahead = 6 // scrapes: a window and a half
+	for i := 0; i < steadyScrapes+12; i++ {
+		if i >= steadyScrapes {
+			regress(f)
+		}
+		if i+ahead >= steadyScrapes {
+			f.gpus[1].thermalThrottle = 1
+		}
+		h.sendMetrics(gpus.batch(at(time.Duration(i+ahead) * step)))
+		h.sendMetrics(servers.batch(at(time.Duration(i) * step)))
+	}
+	fs := h.findings()
+	require.NotEmpty(t, fs)
+	assert.Equal(t, s.CauseThrottling, fs[0].cause)
+}

@@ -127,10 +127,17 @@ type device struct {
 	parent string
 	shared bool
 	pod    string
-	win    [2]devWindow
+	win    [devWindows]devWindow
 	health []healthEvent
 	seen   time.Time
 }
+
+// devWindows is how many windows a device keeps: an endpoint's window is
+// judged when its servers' next window begins, and a device's readings
+// may run a window or two ahead of them (separate receivers and batches).
+const devWindows = 4
+
+var emptyWindows = [devWindows]devWindow{{idx: -1}, {idx: -1}, {idx: -1}, {idx: -1}}
 
 // devWindow sums a device's readings over one window.
 type devWindow struct {
@@ -144,7 +151,7 @@ type devWindow struct {
 
 // at returns the device's window idx, reset when it held an older one.
 func (d *device) at(idx int64) *devWindow {
-	w := &d.win[idx&1]
+	w := &d.win[idx%devWindows]
 	if w.idx != idx {
 		*w = devWindow{idx: idx}
 	}
@@ -153,7 +160,7 @@ func (d *device) at(idx int64) *devWindow {
 
 // get returns window idx if the device holds it.
 func (d *device) get(idx int64) *devWindow {
-	w := &d.win[idx&1]
+	w := &d.win[idx%devWindows]
 	if w.idx != idx {
 		return nil
 	}
