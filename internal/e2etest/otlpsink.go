@@ -10,6 +10,10 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
+	// The zstd and snappy decompressors a collector's otlp receiver
+	// accepts (configgrpc registers them), so an exporter set to either can
+	// be pointed here as at a real gateway.
+	_ "go.opentelemetry.io/collector/config/configgrpc"
 	"google.golang.org/grpc"
 	// Collectors compress OTLP/gRPC with gzip by default.
 	_ "google.golang.org/grpc/encoding/gzip"

@@ -195,7 +195,13 @@ func runAgentSize(ctx context.Context, t *testing.T, gpus, intervals int, interv
 		Speed:    1,
 	})
 	node := fmt.Sprintf("load-%d", gpus)
-	agent := startAgent(t, sim, node, interval, capture)
+	// OTELCOL_ACCEL_LOAD_AGENT_CONFIG layers one more config on the agent,
+	// for experiments (a row measured with it is not the shipped agent).
+	var extra []string
+	if c := os.Getenv("OTELCOL_ACCEL_LOAD_AGENT_CONFIG"); c != "" {
+		extra = append(extra, c)
+	}
+	agent := startAgent(t, sim, node, interval, capture, extra...)
 	ref := startReference(t, sim, node, interval)
 	waitFlowing(ctx, t, 2*interval, agent, ref)
 	// OTELCOL_ACCEL_LOAD_AGENT_PROFILE=dir: the agent's CPU profile over the
