@@ -170,6 +170,13 @@ func (r *resetReceiver) holders(ctx context.Context, uuid string) ([]string, err
 				out = append(out, p.Namespace+"/"+p.Name)
 				break
 			}
+			// A DRA claim names its device by driver, pool and device
+			// name, not by UUID: a pod with any claimed device may hold
+			// this GPU, so it counts (the reset waits rather than guess).
+			if slices.ContainsFunc(c.Claims, func(cl podresources.Claim) bool { return len(cl.Devices) > 0 }) {
+				out = append(out, p.Namespace+"/"+p.Name+" (a DRA claim, which may be this GPU)")
+				break
+			}
 		}
 	}
 	slices.Sort(out)

@@ -169,13 +169,24 @@ func TestMalformedRequestsAndUnknownHoldersRunNothing(t *testing.T) {
 	assert.Equal(t, accelschema.RemediationOutcomeFailed, got[0].outcome)
 	assert.Contains(t, got[0].detail, "is not <GPU uuid>@<plan id>: not run")
 
+	// A pod with a DRA-claimed device may hold this GPU: it counts.
+	dra := prt.Container("infer")
+	dra.DynamicResources = append(dra.DynamicResources, prt.DRAClaim("team", "claim", prt.DRADevice("gpu.nvidia.com", "node", "gpu-3", "")))
+	f.kubelet.SetPods(prt.Pod("team", "infer-0", dra))
+	f.request(t, "GPU-d1@rp-3")
+	f.r.poll(ctx)
+	got = f.reports()
+	require.Len(t, got, 2)
+	assert.Equal(t, accelschema.RemediationOutcomeWaiting, got[1].outcome)
+	assert.Contains(t, got[1].detail, "team/infer-0 (a DRA claim, which may be this GPU)")
+
 	f.kubelet.Stop() // the kubelet goes away
 	f.request(t, "GPU-u1@rp-2")
 	f.r.poll(ctx)
 	f.r.poll(ctx)
 	got = f.reports()
-	require.Len(t, got, 2, "one waiting report however many polls")
-	assert.Equal(t, accelschema.RemediationOutcomeWaiting, got[1].outcome)
-	assert.Contains(t, got[1].detail, "holders are unknown")
+	require.Len(t, got, 3, "one waiting report however many polls")
+	assert.Equal(t, accelschema.RemediationOutcomeWaiting, got[2].outcome)
+	assert.Contains(t, got[2].detail, "holders are unknown")
 	assert.Empty(t, f.runs(t), "nothing ran")
 }
