@@ -36,6 +36,26 @@ type FleetOptions struct {
 	// Interval is the agents' collection interval (default 5s, the
 	// shortest the inference receiver's 5 s scrape timeout allows).
 	Interval string
+	// Cluster runs the gateway as `make run` does on the simulated cluster:
+	// accelerator_k8s (k8s-reliability.yaml) and remediation in approve
+	// mode (remediation.yaml, demo-remediation.yaml), both on the
+	// simulator's kubeconfig. GatewayConfigs come after these layers.
+	Cluster bool
+}
+
+// ClusterGatewayConfigs are the layers FleetOptions.Cluster adds after
+// gateway.yaml and demo-gateway.yaml (scripts/run-demo.sh's order).
+func ClusterGatewayConfigs() []string {
+	return []string{ConfigPath("k8s-reliability.yaml"), ConfigPath("remediation.yaml"), ConfigPath("demo-remediation.yaml")}
+}
+
+// clusterGatewayEnv points those layers at the simulator's API server.
+func clusterGatewayEnv(sim *Sim) []string {
+	return []string{
+		"OTELCOL_ACCEL_KUBECONFIG=" + sim.Endpoints.Kubeconfig,
+		"OTELCOL_ACCEL_K8S_AUTH=kubeConfig",
+		"OTELCOL_ACCEL_K8S_INTERVAL=5s",
+	}
 }
 
 // StartFleet starts the simulator, the gateway and the agents.
@@ -43,10 +63,15 @@ func StartFleet(t testing.TB, opts FleetOptions) *Fleet {
 	t.Helper()
 	sim := StartAccelsim(t, opts.Sim)
 	out := t.TempDir()
-	gwConfigs := append([]string{ConfigPath("gateway.yaml"), ConfigPath("demo-gateway.yaml")}, opts.GatewayConfigs...)
+	gwConfigs := []string{ConfigPath("gateway.yaml"), ConfigPath("demo-gateway.yaml")}
+	gwEnv := []string{"OTELCOL_ACCEL_DEMO_DIR=" + out}
+	if opts.Cluster {
+		gwConfigs = append(gwConfigs, ClusterGatewayConfigs()...)
+		gwEnv = append(gwEnv, clusterGatewayEnv(sim)...)
+	}
 	gw := StartCollector(t, CollectorOptions{
-		Configs: gwConfigs,
-		Env:     append([]string{"OTELCOL_ACCEL_DEMO_DIR=" + out}, opts.GatewayEnv...),
+		Configs: append(gwConfigs, opts.GatewayConfigs...),
+		Env:     append(gwEnv, opts.GatewayEnv...),
 	})
 	if opts.Interval == "" {
 		opts.Interval = "5s"

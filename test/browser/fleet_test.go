@@ -52,9 +52,13 @@ processors:
 		Sim:            e2etest.SimOptions{Speed: 20},
 		GatewayConfigs: gatewayConfigs,
 		GatewayEnv:     append([]string{EnvInsights + "=" + insights}, gatewayEnv...),
+		// make run's gateway: the Kubernetes side of the endpoints and
+		// remediation plans waiting for the console's Approve.
+		Cluster: true,
 	})
 	base := "http://" + insights + "/"
-	configs := append([]string{e2etest.ConfigPath("gateway.yaml"), e2etest.ConfigPath("demo-gateway.yaml")}, gatewayConfigs...)
+	configs := append([]string{e2etest.ConfigPath("gateway.yaml"), e2etest.ConfigPath("demo-gateway.yaml")}, e2etest.ClusterGatewayConfigs()...)
+	configs = append(configs, gatewayConfigs...)
 	return &consoleFleet{Fleet: fleet, Base: base, API: API{Base: base}, gatewayConfigs: configs}
 }
 
