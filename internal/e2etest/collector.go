@@ -88,9 +88,13 @@ const (
 	EnvZpages        = "OTELCOL_ACCEL_ZPAGES_ENDPOINT"
 	EnvTelemetryHost = "OTELCOL_ACCEL_TELEMETRY_HOST"
 	EnvTelemetryPort = "OTELCOL_ACCEL_TELEMETRY_PORT"
+	// EnvInsights is the insights console's (demo-gateway.yaml,
+	// insights.yaml); a gateway test on the default 8686 would collide
+	// with a `make run`.
+	EnvInsights = "OTELCOL_ACCEL_INSIGHTS_ENDPOINT"
 )
 
-var endpointVars = []string{EnvPrometheus, EnvOTLPGRPC, EnvOTLPHTTP, EnvPprof, EnvZpages}
+var endpointVars = []string{EnvPrometheus, EnvOTLPGRPC, EnvOTLPHTTP, EnvPprof, EnvZpages, EnvInsights}
 
 // Collector is a running otelcol-accel.
 type Collector struct {
