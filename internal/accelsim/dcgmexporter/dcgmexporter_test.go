@@ -75,9 +75,12 @@ func TestPageParsesAndCarriesTheLabelTemplate(t *testing.T) {
 	fams, text := page(t, f, "gpu-h100-a", 12*60)
 	n, _ := f.Node("gpu-h100-a")
 	for _, name := range FieldNames() {
-		if fams[name] == nil {
+		if fams[name] == nil && name != "DCGM_FI_DEV_FB_TOTAL" { // only with virtual_gpus (the L4 node)
 			t.Errorf("family %s missing", name)
 		}
+	}
+	if v, _ := page(t, virtualGPUs(t), "l4", 12*60); v["DCGM_FI_DEV_FB_TOTAL"] == nil || fams["DCGM_FI_DEV_FB_TOTAL"] != nil {
+		t.Error("DCGM_FI_DEV_FB_TOTAL is printed where virtual_gpus is on, and only there")
 	}
 	if fams["DCGM_FI_DEV_ENERGY"] != nil || fams["DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"].GetType() != dto.MetricType_COUNTER {
 		t.Error("energy is not a counter")
@@ -149,17 +152,22 @@ func TestKubernetesMapping(t *testing.T) {
 	f := simtest.DemoFleet(t, 0)
 	fams, _ := page(t, f, "gpu-l4-a", 60)
 	g0 := find(fams["DCGM_FI_DEV_GPU_UTIL"], map[string]string{"gpu": "0"})
-	if len(g0) != 2 || labelsOf(g0[0])["pod"] != "vllm-support-7f6c5d8b9-a1b2c" || labelsOf(g0[1])["pod"] != "vllm-support-7f6c5d8b9-d3e4f" {
-		t.Errorf("time-sliced GPU 0 (two pods, virtual GPUs): %v", g0)
-	}
-	if len(g0) == 2 && value(g0[0]) == value(g0[1]) {
-		t.Errorf("per-pod utilization is each pod's own, got %v and %v", value(g0[0]), value(g0[1]))
-	}
-	if clk := find(fams["DCGM_FI_DEV_SM_CLOCK"], map[string]string{"gpu": "0"}); len(clk) != 2 || value(clk[0]) != value(clk[1]) {
-		t.Errorf("a device field is copied on every pod's row: %v", clk)
+	if len(g0) != 1 || labelsOf(g0[0])["pod"] != "vllm-support-7f6c5d8b9-d3e4f" {
+		t.Errorf("time-sliced GPU 0 (two pods): %v", g0)
 	}
 	if g3 := find(fams["DCGM_FI_DEV_GPU_UTIL"], map[string]string{"gpu": "3"}); labelsOf(g3[0])["pod"] != "" {
 		t.Errorf("unallocated GPU 3 has a pod: %v", labelsOf(g3[0]))
+	}
+	fams, _ = page(t, virtualGPUs(t), "l4", 60)
+	v0 := find(fams["DCGM_FI_DEV_GPU_UTIL"], map[string]string{"gpu": "0"})
+	if len(v0) != 2 || labelsOf(v0[0])["pod"] != "p" || labelsOf(v0[1])["pod"] != "q" {
+		t.Errorf("time-sliced GPU 0 (two pods, virtual GPUs): %v", v0)
+	}
+	if len(v0) == 2 && value(v0[0]) == value(v0[1]) {
+		t.Errorf("per-pod utilization is each pod's own, got %v and %v", value(v0[0]), value(v0[1]))
+	}
+	if clk := find(fams["DCGM_FI_DEV_SM_CLOCK"], map[string]string{"gpu": "0"}); len(clk) != 2 || value(clk[0]) != value(clk[1]) {
+		t.Errorf("a device field is copied on every pod's row: %v", clk)
 	}
 	lastHolder := simtest.Fleet(t, `nodes:
   - name: l4
@@ -210,6 +218,26 @@ pods:
 	if l["pod"] != "" || l["pod_name"] != "" || l["uuid"] == "" || l["Hostname"] != "" {
 		t.Errorf("kubernetes off, old namespace, no hostname: %v", l)
 	}
+}
+
+// virtualGPUs is a time-sliced L4 of two pods, a busy one and an idle one,
+// under dcgm-exporter's KUBERNETES_VIRTUAL_GPUS.
+func virtualGPUs(t *testing.T) *fleet.Fleet {
+	return simtest.Fleet(t, `nodes:
+  - name: l4
+    instance_type: g6.xlarge
+    gpus: {sharing: time-slicing, replicas: 2}
+    dcgm_exporter: {virtual_gpus: true}
+pods:
+  - name: p
+    node: l4
+    workload: {profile: inference-steady}
+    containers: [{name: c, replicas: ["0::0"]}]
+  - name: q
+    node: l4
+    workload: {profile: idle}
+    containers: [{name: c, replicas: ["0::1"]}]
+`, 1)
 }
 
 // With --kubernetes-enable-dra every consumer of a shared claim gets its own
