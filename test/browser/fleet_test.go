@@ -31,6 +31,9 @@ type consoleFleet struct {
 	API  API
 	// gatewayConfigs are the gateway's --config flags, for a restart.
 	gatewayConfigs []string
+	// owner is the test the fleet was started for: a restarted gateway
+	// lives as long as it, not as long as the subtest that restarted it.
+	owner *testing.T
 }
 
 func startConsoleFleet(t *testing.T, gatewayConfigs, gatewayEnv []string) *consoleFleet {
@@ -59,7 +62,7 @@ processors:
 	base := "http://" + insights + "/"
 	configs := append([]string{e2etest.ConfigPath("gateway.yaml"), e2etest.ConfigPath("demo-gateway.yaml")}, e2etest.ClusterGatewayConfigs()...)
 	configs = append(configs, gatewayConfigs...)
-	return &consoleFleet{Fleet: fleet, Base: base, API: API{Base: base}, gatewayConfigs: configs}
+	return &consoleFleet{Fleet: fleet, Base: base, API: API{Base: base}, gatewayConfigs: configs, owner: t}
 }
 
 // restartGateway stops the gateway and starts it again with the same
@@ -74,7 +77,7 @@ func (f *consoleFleet) restartGateway(t *testing.T) {
 	if err := f.Gateway.Stop(30 * time.Second); err != nil {
 		t.Logf("stopping the gateway: %v", err)
 	}
-	f.Gateway = e2etest.StartCollector(t, e2etest.CollectorOptions{
+	f.Gateway = e2etest.StartCollector(f.owner, e2etest.CollectorOptions{
 		Configs:        f.gatewayConfigs,
 		Env:            env,
 		HealthEndpoint: f.Gateway.Env[e2etest.EnvHealth],
