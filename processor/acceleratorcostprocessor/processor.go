@@ -2,7 +2,6 @@ package acceleratorcostprocessor
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -10,7 +9,6 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
-	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/processor"
 	"go.uber.org/zap"
 
@@ -62,9 +60,9 @@ type costProcessor struct {
 	logsMu sync.RWMutex
 	logs   []consumer.Logs
 
-	storage storage.Client
-	stop    chan struct{}
-	wg      sync.WaitGroup
+	persisted *baseline.Persisted
+	stop      chan struct{}
+	wg        sync.WaitGroup
 }
 
 func newCostProcessor(set processor.Settings, cfg *Config) *costProcessor {
@@ -109,22 +107,23 @@ func (p *costProcessor) Start(ctx context.Context, host component.Host) error {
 		zap.String("default_region", w.Table().DefaultRegionName()))
 
 	if p.cfg.Baselines.Storage != nil {
-		client, err := storageClient(ctx, host, *p.cfg.Baselines.Storage, p.id)
+		persisted, err := baseline.StartPersisted(ctx, host, baseline.PersistSettings{
+			Store: p.baselines, Lock: &p.mu,
+			What: "training baselines", Key: baselinesKey,
+			Extension: *p.cfg.Baselines.Storage, Self: p.id,
+			SaveInterval: p.cfg.Baselines.SaveInterval, Now: p.now,
+			Logger: p.logger, Warn: p.warn, Status: p.status, StatusSource: sourceStorage,
+		})
 		if err != nil {
 			return err
 		}
-		p.storage = client
-		p.loadBaselines(ctx)
+		p.persisted = persisted
 	}
 
 	p.stop = make(chan struct{})
 	if p.cfg.Pricing.ReloadInterval > 0 && len(p.cfg.Pricing.Files) > 0 {
 		p.wg.Add(1)
 		go p.reloadLoop(w)
-	}
-	if p.storage != nil {
-		p.wg.Add(1)
-		go p.saveLoop()
 	}
 	return nil
 }
@@ -137,14 +136,11 @@ func (p *costProcessor) Shutdown(ctx context.Context) error {
 		p.stop = nil
 	}
 	defer p.status.Shutdown()
-	if p.storage == nil {
+	if p.persisted == nil {
 		return nil
 	}
-	_, err := p.saveBaselines(ctx)
-	if cerr := p.storage.Close(ctx); cerr != nil {
-		err = errors.Join(err, fmt.Errorf("closing the baselines storage client: %w", cerr))
-	}
-	p.storage = nil
+	err := p.persisted.Close(ctx)
+	p.persisted = nil
 	return err
 }
 

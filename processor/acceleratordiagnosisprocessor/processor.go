@@ -7,7 +7,6 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/consumer"
-	"go.opentelemetry.io/collector/extension/xextension/storage"
 	"go.opentelemetry.io/collector/processor"
 	"go.uber.org/zap"
 
@@ -52,9 +51,7 @@ type diagnosisProcessor struct {
 	logsMu sync.RWMutex
 	logs   []consumer.Logs
 
-	storage storage.Client
-	stop    chan struct{}
-	wg      sync.WaitGroup
+	persisted *baseline.Persisted
 }
 
 func newDiagnosisProcessor(set processor.Settings, cfg *Config) *diagnosisProcessor {
@@ -90,35 +87,29 @@ func (p *diagnosisProcessor) addLogsConsumer(c consumer.Logs) {
 func (p *diagnosisProcessor) Start(ctx context.Context, host component.Host) error {
 	p.status.Start(host)
 	if p.cfg.Baselines.Storage != nil {
-		client, err := storageClient(ctx, host, *p.cfg.Baselines.Storage, p.id)
+		persisted, err := baseline.StartPersisted(ctx, host, baseline.PersistSettings{
+			Store: p.baselines, Lock: &p.mu,
+			What: "latency baselines", Key: baselinesKey,
+			Extension: *p.cfg.Baselines.Storage, Self: p.id,
+			SaveInterval: p.cfg.Baselines.SaveInterval, Now: p.now,
+			Logger: p.logger, Warn: p.warn, Status: p.status, StatusSource: sourceStorage,
+		})
 		if err != nil {
 			return err
 		}
-		p.storage = client
-		p.loadBaselines(ctx)
-		p.stop = make(chan struct{})
-		p.wg.Add(1)
-		go p.saveLoop()
+		p.persisted = persisted
 	}
 	return nil
 }
 
 // Shutdown stops the save loop and saves the baselines one last time.
 func (p *diagnosisProcessor) Shutdown(ctx context.Context) error {
-	if p.stop != nil {
-		close(p.stop)
-		p.wg.Wait()
-		p.stop = nil
-	}
 	defer p.status.Shutdown()
-	if p.storage == nil {
+	if p.persisted == nil {
 		return nil
 	}
-	_, err := p.saveBaselines(ctx)
-	if cerr := p.storage.Close(ctx); err == nil {
-		err = cerr
-	}
-	p.storage = nil
+	err := p.persisted.Close(ctx)
+	p.persisted = nil
 	return err
 }
 
