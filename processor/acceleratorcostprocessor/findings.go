@@ -14,6 +14,7 @@ import (
 	s "github.com/otelcol-accel/otelcol-accel/internal/accelschema"
 	"github.com/otelcol-accel/otelcol-accel/internal/mig"
 	"github.com/otelcol-accel/otelcol-accel/internal/pricing"
+	"github.com/otelcol-accel/otelcol-accel/internal/sharedcomponent"
 	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorcostprocessor/internal/metadata"
 	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorcostprocessor/internal/rightsize"
 )
@@ -379,15 +380,8 @@ func (p *costProcessor) deliver(ctx context.Context, fs []finding, now time.Time
 	}
 	ld := plog.NewLogs()
 	p.appendFindings(ld, fs, now)
-	for i, c := range consumers {
-		data := ld
-		if i < len(consumers)-1 {
-			data = plog.NewLogs()
-			ld.CopyTo(data)
-		}
-		if err := c.ConsumeLogs(ctx, data); err != nil {
-			p.warn.Warn("findings-deliver", "the logs pipeline refused cost findings; they are still counted in accelerator.findings",
-				zap.Int("findings", len(fs)), zap.Error(err))
-		}
+	if refused, err := sharedcomponent.ConsumeLogsAll(ctx, consumers, ld); err != nil {
+		p.warn.Warn("findings-deliver", "the logs pipeline refused cost findings; they are still counted in accelerator.findings",
+			zap.Int("findings", len(fs)), zap.Int("pipelines_refusing", refused), zap.Error(err))
 	}
 }

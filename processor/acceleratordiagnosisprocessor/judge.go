@@ -14,6 +14,7 @@ import (
 	s "github.com/otelcol-accel/otelcol-accel/internal/accelschema"
 	"github.com/otelcol-accel/otelcol-accel/internal/baseline"
 	"github.com/otelcol-accel/otelcol-accel/internal/latencydiagnosis"
+	"github.com/otelcol-accel/otelcol-accel/internal/sharedcomponent"
 	"github.com/otelcol-accel/otelcol-accel/processor/acceleratordiagnosisprocessor/internal/metadata"
 )
 
@@ -280,16 +281,9 @@ func (p *diagnosisProcessor) deliver(ctx context.Context, fs []finding, now time
 	}
 	ld := plog.NewLogs()
 	p.appendFindings(ld, fs, now)
-	for i, c := range consumers {
-		data := ld
-		if i < len(consumers)-1 {
-			data = plog.NewLogs()
-			ld.CopyTo(data)
-		}
-		if err := c.ConsumeLogs(ctx, data); err != nil {
-			p.warn.Warn("findings-deliver", "the logs pipeline refused latency_regression findings; they are still counted in "+s.MetricLatencyRegressions,
-				zap.Int("findings", len(fs)), zap.Error(err))
-		}
+	if refused, err := sharedcomponent.ConsumeLogsAll(ctx, consumers, ld); err != nil {
+		p.warn.Warn("findings-deliver", "the logs pipeline refused latency_regression findings; they are still counted in "+s.MetricLatencyRegressions,
+			zap.Int("findings", len(fs)), zap.Int("pipelines_refusing", refused), zap.Error(err))
 	}
 }
 
