@@ -111,12 +111,50 @@ func scaleBatch(first, n int, now time.Time) pmetric.Metrics {
 			a.PutStr(s.AttrDeviceIndex, strconv.Itoa(d))
 			a.PutStr(s.AttrHostType, "p5.48xlarge")
 			a.PutStr(s.AttrCloudZone, []string{"us-east-1a", "us-east-1b", "us-east-1c"}[i%3])
-			m := rm.ScopeMetrics().AppendEmpty().Metrics().AppendEmpty()
+			a.PutStr(s.AttrPartitionType, s.PartitionNone)
+			a.PutDouble(s.AttrPartitionShare, 1)
+			// As an agent sends a fleet: three in four GPUs held by a pod
+			// of one of 20 teams, every one priced and with its health, one
+			// node in a hundred with a failed GPU.
+			if d%4 != 3 {
+				team := fmt.Sprintf("team-%02d", (i*devicesPerNode+d)%20)
+				a.PutStr(s.AttrAllocationState, s.AllocationAllocated)
+				a.PutStr(s.AttrK8sNamespaceName, "ns-"+team)
+				a.PutStr(s.AttrK8sPodName, fmt.Sprintf("job-%04d-%d", i, d))
+				a.PutStr(s.AttrK8sPodUID, fmt.Sprintf("uid-%04d-%d", i, d))
+				a.PutStr(s.AttrTeam, team)
+			} else {
+				a.PutStr(s.AttrAllocationState, s.AllocationUnallocated)
+			}
+			sm := rm.ScopeMetrics().AppendEmpty()
+			m := sm.Metrics().AppendEmpty()
 			m.SetName(s.MetricGPUUtilization)
 			m.SetUnit("1")
 			p := m.SetEmptyGauge().DataPoints().AppendEmpty()
 			p.SetTimestamp(ts)
 			p.SetDoubleValue(float64((i*devicesPerNode+d)%100) / 100)
+			state := s.HWStateOK
+			if i%100 == 7 && d == 0 {
+				state = s.HWStateFailed
+			}
+			status := sm.Metrics().AppendEmpty()
+			status.SetName(s.MetricStatus)
+			status.SetUnit("1")
+			statusPoints := status.SetEmptySum().DataPoints()
+			for _, st := range []string{s.HWStateOK, s.HWStateDegraded, s.HWStateFailed, s.HWStatePredictedFailure} {
+				sp := statusPoints.AppendEmpty()
+				sp.SetTimestamp(ts)
+				sp.Attributes().PutStr(s.AttrHWState, st)
+				if st == state {
+					sp.SetIntValue(1)
+				}
+			}
+			price := sm.Metrics().AppendEmpty()
+			price.SetName(s.MetricPrice)
+			price.SetUnit(s.UnitUSDPerHour)
+			pp := price.SetEmptyGauge().DataPoints().AppendEmpty()
+			pp.SetTimestamp(ts)
+			pp.SetDoubleValue(12.29)
 		}
 	}
 	return md
