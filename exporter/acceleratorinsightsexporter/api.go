@@ -489,25 +489,11 @@ func (a *api) decide(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Errorf("no action %q (acknowledge, dismiss, reopen)", r.PathValue("action")))
 		return
 	}
-	var body struct {
-		Note string `json:"note"`
-	}
-	data, err := io.ReadAll(io.LimitReader(r.Body, 1025))
-	if err != nil {
-		writeError(w, http.StatusBadRequest, fmt.Errorf("reading the body: %w", err))
+	note, ok := readNote(w, r)
+	if !ok {
 		return
 	}
-	if len(data) > 1024 {
-		writeError(w, http.StatusRequestEntityTooLarge, errors.New("body: at most 1 KiB ({\"note\": \"…\"})"))
-		return
-	}
-	if len(data) > 0 {
-		if err := json.Unmarshal(data, &body); err != nil {
-			writeError(w, http.StatusBadRequest, fmt.Errorf("body: not {\"note\": \"…\"}: %w", err))
-			return
-		}
-	}
-	f, err := a.logs.Decide(r.Context(), r.PathValue("id"), state, body.Note, a.now())
+	f, err := a.logs.Decide(r.Context(), r.PathValue("id"), state, note, a.now())
 	switch {
 	case errors.Is(err, logstore.ErrUnknownFinding):
 		writeError(w, http.StatusNotFound, fmt.Errorf("no finding %q", r.PathValue("id")))
@@ -520,4 +506,30 @@ func (a *api) decide(w http.ResponseWriter, r *http.Request) {
 	}
 	a.invalidateLogs()
 	writeJSON(w, http.StatusOK, f)
+}
+
+// readNote reads a POST's optional body, {"note": "…"}, of at most 1 KiB
+// (acknowledge/dismiss and plan approval take the same); on a bad body it
+// has answered the request and ok is false.
+func readNote(w http.ResponseWriter, r *http.Request) (note string, ok bool) {
+	data, err := io.ReadAll(io.LimitReader(r.Body, 1025))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, fmt.Errorf("reading the body: %w", err))
+		return "", false
+	}
+	if len(data) > 1024 {
+		writeError(w, http.StatusRequestEntityTooLarge, errors.New("body: at most 1 KiB ({\"note\": \"…\"})"))
+		return "", false
+	}
+	if len(data) == 0 {
+		return "", true
+	}
+	var body struct {
+		Note string `json:"note"`
+	}
+	if err := json.Unmarshal(data, &body); err != nil {
+		writeError(w, http.StatusBadRequest, fmt.Errorf("body: not {\"note\": \"…\"}: %w", err))
+		return "", false
+	}
+	return body.Note, true
 }

@@ -2,10 +2,8 @@ package acceleratorinsightsexporter
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"sort"
 	"sync"
@@ -38,7 +36,6 @@ var remediationStartWait = 2 * time.Minute
 type plansAPI struct {
 	id    *component.ID // nil: no remediation configured
 	token string
-	now   func() time.Time
 
 	mu      sync.Mutex
 	problem string // why the plans cannot be shown ("" when they can)
@@ -46,8 +43,8 @@ type plansAPI struct {
 	done    sync.WaitGroup
 }
 
-func newPlansAPI(id *component.ID, token string, now func() time.Time) *plansAPI {
-	p := &plansAPI{id: id, token: token, now: now, stop: make(chan struct{})}
+func newPlansAPI(id *component.ID, token string) *plansAPI {
+	p := &plansAPI{id: id, token: token, stop: make(chan struct{})}
 	if id != nil {
 		p.problem = fmt.Sprintf("waiting for exporter %q to start", id)
 	}
@@ -229,23 +226,10 @@ func (p *plansAPI) approve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusForbidden, errors.New(msg))
 		return
 	}
-	data, err := io.ReadAll(io.LimitReader(r.Body, 1025))
-	if err != nil {
-		writeError(w, http.StatusBadRequest, fmt.Errorf("reading the body: %w", err))
+	// The approval takes no note (the audit records who and how); a body
+	// is still checked as acknowledge/dismiss check theirs.
+	if _, ok := readNote(w, r); !ok {
 		return
-	}
-	if len(data) > 1024 {
-		writeError(w, http.StatusRequestEntityTooLarge, errors.New("body: at most 1 KiB"))
-		return
-	}
-	if len(data) > 0 {
-		var body struct {
-			Note string `json:"note"`
-		}
-		if err := json.Unmarshal(data, &body); err != nil {
-			writeError(w, http.StatusBadRequest, fmt.Errorf("body: not {\"note\": \"…\"}: %w", err))
-			return
-		}
 	}
 	src, err := p.source()
 	if err != nil {

@@ -67,7 +67,7 @@ func newExporter(cfg *Config, set exporter.Settings) (*insightsExporter, error) 
 		return nil, fmt.Errorf("telemetry: %w", err)
 	}
 	e.tel, e.api.tel = tel, tel
-	e.plans = newPlansAPI(cfg.Remediation, e.api.token, time.Now)
+	e.plans = newPlansAPI(cfg.Remediation, e.api.token)
 	e.k8s = k8sstore.New(k8sRecords, cfg.Memory.Expiry)
 	if cfg.Backend == BackendMemory {
 		e.mem = memstore.New(memstore.Config{Retention: cfg.Memory.Retention, PointsPerSeries: cfg.Memory.PointsPerSeries,

@@ -84,7 +84,7 @@ func (a *api) warm(ctx context.Context, v *fleet.View) (map[string][]byte, map[s
 }
 
 // sourceVersion changes whenever the backend's data (where it can tell) or
-// the logs side changed; known is false for a backend that cannot tell.
+// the logs side changed.
 func (a *api) sourceVersion() uint64 {
 	ver := a.logs.Version()
 	if b, ok := a.backend.(versioned); ok {
