@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorremediationexporter/internal/engine"
+	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorremediationexporter/internal/kube"
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorremediationexporter/internal/metadata"
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorremediationexporter/internal/plan"
 	"github.com/otelcol-accel/otelcol-accel/internal/accelschema"
@@ -285,8 +286,6 @@ func (kubetestClient) approve(t *testing.T, node, id string) {
 
 func approveMode(cfg *Config) *Config { cfg.Mode = engine.Approve; return cfg }
 
-var nodeClaims = schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1", Resource: "nodeclaims"}
-
 // installNodeClaimCRD serves Karpenter's NodeClaim kind (karpenter.sh/v1),
 // schema left open: the remediator reads only status.nodeName.
 func installNodeClaimCRD(ctx context.Context) error {
@@ -312,7 +311,7 @@ func installNodeClaimCRD(ctx context.Context) error {
 	}
 	deadline := time.Now().Add(time.Minute)
 	for {
-		_, err := dyn.Resource(nodeClaims).List(ctx, metav1.ListOptions{})
+		_, err := dyn.Resource(kube.NodeClaims).List(ctx, metav1.ListOptions{})
 		if err == nil {
 			return nil
 		}

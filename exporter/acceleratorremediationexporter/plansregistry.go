@@ -9,7 +9,6 @@ import (
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorremediationexporter/internal/engine"
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorremediationexporter/internal/plan"
 	"github.com/otelcol-accel/otelcol-accel/internal/remediationplans"
-	"github.com/otelcol-accel/otelcol-accel/internal/xid"
 )
 
 // consoleApprovals are approvals given through internal/remediationplans
@@ -82,13 +81,6 @@ func (s planSource) Approve(_ context.Context, planID, who string) error {
 	return nil
 }
 
-func (s planSource) mode(k xid.Step) engine.Mode {
-	if m, ok := s.e.cfg.Modes[string(k)]; ok {
-		return m
-	}
-	return s.e.cfg.Mode
-}
-
 func (s planSource) snapshot(p *plan.Plan) remediationplans.Plan {
 	out := remediationplans.Plan{
 		ID: p.ID, Action: p.Action, FailureMode: p.FailureMode, Scope: string(p.Scope),
@@ -107,7 +99,7 @@ func (s planSource) snapshot(p *plan.Plan) remediationplans.Plan {
 	}
 	for _, st := range p.Steps {
 		out.Steps = append(out.Steps, remediationplans.Step{
-			Kind: string(st.Kind), Mode: string(s.mode(st.Kind)), State: string(st.State), Reason: st.Reason,
+			Kind: string(st.Kind), Mode: string(s.e.engine.Mode(st.Kind)), State: string(st.State), Reason: st.Reason,
 			Outcome: st.Outcome, Error: st.Error, Attempts: st.Attempts, Started: st.Started, Finished: st.Finished, DryRun: st.DryRun,
 		})
 	}

@@ -28,6 +28,7 @@ import (
 
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorremediationexporter/internal/engine"
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorremediationexporter/internal/escalate"
+	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorremediationexporter/internal/kube"
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorremediationexporter/internal/plan"
 	"github.com/otelcol-accel/otelcol-accel/internal/accelschema"
 	"github.com/otelcol-accel/otelcol-accel/internal/componenthealth/componenthealthtest"
@@ -473,7 +474,7 @@ func TestReplaceDeviceOnAKarpenterNode(t *testing.T) {
 	k.mkNode(t, "karp-1", "p5.48xlarge")
 	dyn, err := dynamic.NewForConfig(server.Config(""))
 	require.NoError(t, err)
-	_, err = dyn.Resource(nodeClaims).Create(ctx, &unstructured.Unstructured{Object: map[string]any{
+	_, err = dyn.Resource(kube.NodeClaims).Create(ctx, &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "karpenter.sh/v1", "kind": "NodeClaim", "metadata": map[string]any{"name": "gpu-xk2p9"},
 		"status": map[string]any{"nodeName": "karp-1"},
 	}}, metav1.CreateOptions{})
@@ -491,7 +492,7 @@ func TestReplaceDeviceOnAKarpenterNode(t *testing.T) {
 			assert.Contains(t, s.Outcome, "NodeClaim gpu-xk2p9 deleted")
 		}
 	}
-	_, err = dyn.Resource(nodeClaims).Get(ctx, "gpu-xk2p9", metav1.GetOptions{})
+	_, err = dyn.Resource(kube.NodeClaims).Get(ctx, "gpu-xk2p9", metav1.GetOptions{})
 	assert.True(t, apierrors.IsNotFound(err), "%v", err)
 	assert.True(t, k.node(t, "karp-1").Spec.Unschedulable)
 }

@@ -2,6 +2,7 @@ package kubeapi
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 )
 
@@ -52,17 +53,8 @@ func (s *Server) route(r *http.Request) (target, bool) {
 			t.subresource = segs[4]
 		}
 	}
-	if t.subresource != "" && !contains(subresources(t.rt), t.subresource) {
+	if t.subresource != "" && !slices.Contains(subresources(t.rt), t.subresource) {
 		return target{}, false
 	}
 	return t, true
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

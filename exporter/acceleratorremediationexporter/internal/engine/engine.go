@@ -78,7 +78,9 @@ func New(cfg Config, store *plan.Store, ex executor.Set, approvals Approvals, fl
 	return &Engine{cfg: cfg, store: store, executors: ex, approvals: approvals, fleet: fleet, audit: audit}
 }
 
-func (e *Engine) mode(s xid.Step) Mode {
+// Mode is the mode a step of this kind runs in: its own from modes, else
+// the default.
+func (e *Engine) Mode(s xid.Step) Mode {
 	if m, ok := e.cfg.Modes[s]; ok {
 		return m
 	}
@@ -187,7 +189,7 @@ func (e *Engine) advance(ctx context.Context, p *plan.Plan, now time.Time) error
 // permitted applies the step's mode, the approval and the guard rails. It
 // reports held when the plan must wait (its state then says why).
 func (e *Engine) permitted(ctx context.Context, p *plan.Plan, kind xid.Step, now time.Time) (bool, error) {
-	switch e.mode(kind) {
+	switch e.Mode(kind) {
 	case Recommend:
 		p.Set(plan.Recommended, fmt.Sprintf("step %s is in recommend mode: nothing more runs", kind), now)
 		return true, e.save(ctx, p, now, true)
