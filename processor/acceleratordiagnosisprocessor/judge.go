@@ -303,9 +303,9 @@ func (p *diagnosisProcessor) appendRegressions(md pmetric.Metrics, js []judgemen
 		sm.Scope().SetName(metadata.ScopeName)
 		sm.Scope().SetVersion(p.version)
 		m := sm.Metrics().AppendEmpty()
-		m.SetName(s.MetricLatencyRegressions)
-		m.SetUnit(s.UnitRegressions)
-		m.SetDescription("Latency regressions of an inference endpoint, by the cause the diagnosis named.")
+		m.SetName(regressionsDef.Name)
+		m.SetUnit(regressionsDef.Unit)
+		m.SetDescription(regressionsDef.Brief)
 		sum := m.SetEmptySum()
 		sum.SetIsMonotonic(true)
 		sum.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
@@ -323,3 +323,13 @@ func (p *diagnosisProcessor) appendRegressions(md pmetric.Metrics, js []judgemen
 		}
 	}
 }
+
+// regressionsDef is the counter's entry in internal/accelschema, so what is
+// exported says what docs/metrics.md says.
+var regressionsDef = func() s.MetricDef {
+	d, ok := s.LookupMetric(s.MetricLatencyRegressions)
+	if !ok {
+		panic("accelerator_diagnosis: metric " + s.MetricLatencyRegressions + " is not registered in internal/accelschema")
+	}
+	return d
+}()

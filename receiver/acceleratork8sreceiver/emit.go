@@ -67,9 +67,7 @@ func (s *state) coldStartMetrics(md pmetric.Metrics, ts, start pcommon.Timestamp
 		sm := rm.ScopeMetrics().AppendEmpty()
 		sm.Scope().SetName(scopeName)
 		m := sm.Metrics().AppendEmpty()
-		m.SetName(accelschema.MetricColdStartDuration)
-		m.SetUnit(accelschema.UnitSeconds)
-		m.SetDescription("Time an accelerator pod took, per phase, from creation to Ready.")
+		describe(m, accelschema.MetricColdStartDuration)
 		h := m.SetEmptyHistogram()
 		h.SetAggregationTemporality(pmetric.AggregationTemporalityCumulative)
 		keys := byWorkload[w]
@@ -136,9 +134,7 @@ func (s *state) unschedulableMetric(md pmetric.Metrics, ts pcommon.Timestamp, po
 	sm := rm.ScopeMetrics().AppendEmpty()
 	sm.Scope().SetName(scopeName)
 	m := sm.Metrics().AppendEmpty()
-	m.SetName(accelschema.MetricPodsUnschedulable)
-	m.SetUnit(accelschema.UnitPods)
-	m.SetDescription("Pods requesting accelerators that cannot be scheduled now (source scheduler), and Karpenter NodeClaims for accelerators that could not be launched for want of capacity (source karpenter).")
+	describe(m, accelschema.MetricPodsUnschedulable)
 	g := m.SetEmptyGauge()
 	for _, k := range keys {
 		dp := g.DataPoints().AppendEmpty()
