@@ -38,7 +38,7 @@ type gatewayTarget struct {
 // gatewayFake is the CloudWatch endpoint on loopback.
 type gatewayFake interface {
 	env() []string
-	// accepted returns what it took so far: events (EMF) or requests
+	// accepted returns what it took so far: events (EMF) or data points
 	// (OTLP) and bytes on the wire.
 	accepted() (int64, int64)
 	violations() []string
@@ -162,7 +162,6 @@ func runGateway(ctx context.Context, t *testing.T, target gatewayTarget, templat
 		Configs: configs,
 		Env:     append(cw.env(), "OTELCOL_ACCEL_QUEUE_DIR="+t.TempDir()),
 	})
-	saveTemplate(t, template)
 
 	payloads := make([]pmetric.Metrics, nodes)
 	for n := range payloads {

@@ -85,6 +85,7 @@ func TestLoad(t *testing.T) {
 			logAgentRun(t, run)
 			if gpus == 8 {
 				template = captured.oneInterval(run.windowStart.Add(agentInterval), agentInterval)
+				saveTemplate(t, template)
 			}
 		})
 	}
