@@ -23,7 +23,7 @@ import (
 //
 // Until the report comes the step is blocked (retried until
 // eviction_timeout, then the plan stops and escalates); a reset the agent
-// reports failed fails the step; a succeeded one removes the annotation.
+// reports failed fails the step; either outcome removes the annotation.
 type ResetGPU struct{ *Cluster }
 
 // ResetKey is the node annotation that asks the node's agent for a reset.
@@ -57,7 +57,13 @@ func (r ResetGPU) Run(ctx context.Context, p *plan.Plan, dry bool) (executor.Out
 		return executor.Outcome{Detail: fmt.Sprintf("the agent on %s reset %s: %s", node, dev, rep.Detail)}, nil
 	}
 	if rep != nil && rep.Outcome == accelschema.RemediationOutcomeFailed {
-		return executor.Outcome{}, fmt.Errorf("the agent on %s could not reset %s: %s", node, dev, rep.Detail)
+		// The request is withdrawn too: left on the node it would block
+		// every later plan's reset of the node's GPUs as "another plan's".
+		failed := fmt.Errorf("the agent on %s could not reset %s: %s", node, dev, rep.Detail)
+		if err := r.annotate(ctx, node, want, false, dry); err != nil {
+			return executor.Outcome{}, fmt.Errorf("%w; withdrawing the request: %w", failed, err)
+		}
+		return executor.Outcome{}, failed
 	}
 	if err := r.annotate(ctx, node, want, true, dry); err != nil {
 		return executor.Outcome{}, err
