@@ -71,6 +71,13 @@ func (a *audit) StepFinished(p *plan.Plan, i int, err error) {
 		metric.WithAttributes(attribute.String("step", string(s.Kind)), attribute.String("outcome", outcome)))
 }
 
+// Joined records a plan removed because the open plan joins already
+// covers its device (or node) and action: nothing of it ran.
+func (a *audit) Joined(p *plan.Plan, joins string) {
+	a.logger.Info("accelerator_remediation: plan joins the open plan of the same device and action",
+		append(planFields(p), zap.String("joins", joins))...)
+}
+
 func (a *audit) Escalated(p *plan.Plan, err error) {
 	outcome := "delivered"
 	if err != nil {

@@ -72,7 +72,6 @@ func (e *remediationExporter) joinDuplicates(ctx context.Context) {
 			e.rlog.Error("plans", "accelerator_remediation: duplicate plan not removed", zap.String("plan", d.Plan.ID), zap.Error(err))
 			continue
 		}
-		e.logger.Info("accelerator_remediation: plan joins the open plan of the same device and action",
-			zap.String("plan", d.Plan.ID), zap.String("joins", d.Joins), zap.String("node", d.Plan.Subject.Node))
+		e.audit.Joined(d.Plan, d.Joins)
 	}
 }
