@@ -15,12 +15,12 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/otelcol-accel/otelcol-accel/internal/accelschema"
 	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/endpoints"
 )
 
-// approvePrefix is accelerator_remediation's default annotation_prefix
-// (acceleratorremediationexporter.DefaultPrefix; the test keeps them equal).
-const approvePrefix = "accelerator.otelcol-accel.io"
+// approvePrefix is accelerator_remediation's default annotation_prefix.
+const approvePrefix = accelschema.RemediationAnnotationPrefix
 
 // approve is what `kubectl annotate node NODE PREFIX/approve=PLAN` does,
 // for a demo without kubectl: a merge patch of the node's annotation

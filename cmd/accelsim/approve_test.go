@@ -12,16 +12,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorremediationexporter"
 	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/kubeapi"
 	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/simtest"
 )
-
-func TestApprovePrefixIsTheRemediatorsDefault(t *testing.T) {
-	if approvePrefix != acceleratorremediationexporter.DefaultPrefix {
-		t.Fatalf("accelsim approve annotates %s, the remediator reads %s", approvePrefix, acceleratorremediationexporter.DefaultPrefix)
-	}
-}
 
 // accelsim approve sets the annotation the remediator reads, through the
 // simulated API server, under the field manager it records as approver.

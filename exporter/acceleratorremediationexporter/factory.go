@@ -15,12 +15,13 @@ import (
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorremediationexporter/internal/guard"
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorremediationexporter/internal/leader"
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorremediationexporter/internal/metadata"
+	"github.com/otelcol-accel/otelcol-accel/internal/accelschema"
 	"github.com/otelcol-accel/otelcol-accel/internal/k8sclient"
 	"github.com/otelcol-accel/otelcol-accel/internal/sharedcomponent"
 )
 
 // DefaultPrefix is the node annotation and taint prefix.
-const DefaultPrefix = "accelerator.otelcol-accel.io"
+const DefaultPrefix = accelschema.RemediationAnnotationPrefix
 
 // exporters holds one instance per component ID, shared by the logs
 // pipeline (health events: plans) and the metrics pipeline (the devices'

@@ -8,12 +8,13 @@ import (
 	"go.opentelemetry.io/collector/consumer"
 	"go.opentelemetry.io/collector/receiver"
 
+	"github.com/otelcol-accel/otelcol-accel/internal/accelschema"
 	"github.com/otelcol-accel/otelcol-accel/internal/k8sclient"
 	"github.com/otelcol-accel/otelcol-accel/receiver/acceleratorgpuresetreceiver/internal/metadata"
 )
 
 // DefaultPrefix is the remediator's default annotation prefix.
-const DefaultPrefix = "accelerator.otelcol-accel.io"
+const DefaultPrefix = accelschema.RemediationAnnotationPrefix
 
 // NewFactory returns the accelerator_gpu_reset receiver factory.
 func NewFactory() receiver.Factory {

@@ -114,7 +114,7 @@ func (r *resetReceiver) Shutdown(context.Context) error {
 	return nil
 }
 
-func (r *resetReceiver) key() string { return r.cfg.AnnotationPrefix + "/gpu-reset" }
+func (r *resetReceiver) key() string { return accelschema.GPUResetAnnotation(r.cfg.AnnotationPrefix) }
 
 // poll reads the node's request and acts on it once nothing holds the GPU.
 func (r *resetReceiver) poll(ctx context.Context) {

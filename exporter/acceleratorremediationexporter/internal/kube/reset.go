@@ -27,7 +27,7 @@ import (
 type ResetGPU struct{ *Cluster }
 
 // ResetKey is the node annotation that asks the node's agent for a reset.
-func (c *Cluster) ResetKey() string { return c.Prefix + "/gpu-reset" }
+func (c *Cluster) ResetKey() string { return accelschema.GPUResetAnnotation(c.Prefix) }
 
 // ResetRequest is the annotation's value for a plan.
 func ResetRequest(p *plan.Plan) string { return p.Subject.DeviceID + "@" + p.ID }
