@@ -262,6 +262,6 @@ func round4(v *float64) *float64 {
 	if v == nil {
 		return nil
 	}
-	x := float64(int64(*v*1e4+0.5)) / 1e4
+	x := fleet.Round4(*v)
 	return &x
 }

@@ -79,15 +79,15 @@ func (v *View) Capacity(f Filter) CapacityView {
 	list := func(m map[string]*CapacityRow) []CapacityRow {
 		l := []CapacityRow{}
 		for _, r := range m {
-			r.Allocated, r.InUse, r.Unallocated = round4(r.Allocated), round4(r.InUse), round4(r.Unallocated)
-			r.UnallocatedPerMonth = round4(r.UnallocatedPerHour * HoursPerMonth)
-			r.UnallocatedPerHour, r.CostPerHour = round4(r.UnallocatedPerHour), round4(r.CostPerHour)
+			r.Allocated, r.InUse, r.Unallocated = Round4(r.Allocated), Round4(r.InUse), Round4(r.Unallocated)
+			r.UnallocatedPerMonth = Round4(r.UnallocatedPerHour * HoursPerMonth)
+			r.UnallocatedPerHour, r.CostPerHour = Round4(r.UnallocatedPerHour), Round4(r.CostPerHour)
 			l = append(l, *r)
 		}
 		slices.SortFunc(l, func(a, b CapacityRow) int { return cmp.Compare(a.Key, b.Key) })
 		return l
 	}
 	out.ByModel, out.ByInstanceType, out.ByZone = list(rows[0]), list(rows[1]), list(rows[2])
-	out.MIG.FragmentationPerHour, out.MIG.FragmentationPerMonth = round4(frag), round4(frag*HoursPerMonth)
+	out.MIG.FragmentationPerHour, out.MIG.FragmentationPerMonth = Round4(frag), Round4(frag*HoursPerMonth)
 	return out
 }

@@ -139,11 +139,11 @@ func (v *View) deviceDetail(g *Group, p *Part) DeviceDetail {
 		Vendor: r.Vendor, Model: r.Model, InstanceType: r.InstanceType, Zone: r.Zone, Region: r.Region,
 		PartitionType: tile.PartitionType, PartitionID: nonEmpty(r.PartitionID), Profile: nonEmpty(r.Profile),
 		Parent: nonEmpty(r.Parent), Health: health, Allocation: tile.Allocation, AllocatedShare: tile.AllocatedShare,
-		Utilization: tile.Utilization, CostPerHour: tile.CostPerHour, CostPerMonth: round4(tile.CostPerHour * HoursPerMonth),
+		Utilization: tile.Utilization, CostPerHour: tile.CostPerHour, CostPerMonth: Round4(tile.CostPerHour * HoursPerMonth),
 		WastePerHour: tile.WastePerHour, WasteByReason: byReason(waste)}
 	d.Index = tile.Index
 	if g.real(r) {
-		d.Share = ptr(round4(g.share(r)))
+		d.Share = ptr(Round4(g.share(r)))
 	}
 	if ev != nil {
 		d.FailureMode, d.Action = ev.FailureMode, ev.Action
@@ -205,7 +205,7 @@ func (v *View) Pod(ns, name string) (PodDetail, bool) {
 			found = true
 			out.Node, out.Team, out.Workload, out.WorkloadType = r.Node, r.Team, r.Workload, r.WorkType
 			out.Devices = append(out.Devices, PodDevice{ID: r.HWID, Node: r.Node, Model: r.Model,
-				PartitionType: cmp.Or(r.PartitionType, s.PartitionNone), Share: round4(share), Utilization: r4(util), Health: health})
+				PartitionType: cmp.Or(r.PartitionType, s.PartitionNone), Share: Round4(share), Utilization: r4(util), Health: health})
 			if r.PricePerHour != nil {
 				price += *r.PricePerHour
 			}
@@ -222,7 +222,7 @@ func (v *View) Pod(ns, name string) (PodDetail, bool) {
 			}
 		}
 	}
-	out.CostPerHour, out.WastePerHour = round4(price), round4(waste)
+	out.CostPerHour, out.WastePerHour = Round4(price), Round4(waste)
 	out.Findings = v.findingsOn("", "", ns, name)
 	slices.SortFunc(out.Devices, func(a, b PodDevice) int { return cmp.Or(cmp.Compare(a.Node, b.Node), cmp.Compare(a.ID, b.ID)) })
 	return out, found

@@ -28,7 +28,7 @@ func (v *View) Findings(f Filter, states []string, kind string) FindingsList {
 		out.MonthlySaving += x.MonthlySaving
 	}
 	out.Total = len(out.Findings)
-	out.MonthlySaving = round4(out.MonthlySaving)
+	out.MonthlySaving = Round4(out.MonthlySaving)
 	sortFindings(out.Findings)
 	return out
 }
@@ -57,7 +57,7 @@ func (v *View) findingCounts(f Filter) FindingCounts {
 			c.Dismissed++
 		}
 	}
-	c.MonthlySaving = round4(c.MonthlySaving)
+	c.MonthlySaving = Round4(c.MonthlySaving)
 	return c
 }
 

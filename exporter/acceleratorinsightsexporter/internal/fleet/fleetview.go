@@ -72,7 +72,7 @@ func (v *View) Fleet(f Filter) FleetSummary {
 		out.Allocation.Reserved += a.Reserved
 		price += g.addMoney(waste)
 	}
-	out.Allocation = Allocation{round4(out.Allocation.InUse), round4(out.Allocation.Idle), round4(out.Allocation.Unallocated), round4(out.Allocation.Reserved)}
+	out.Allocation = Allocation{Round4(out.Allocation.InUse), Round4(out.Allocation.Idle), Round4(out.Allocation.Unallocated), Round4(out.Allocation.Reserved)}
 	out.Devices.ByFamily = []FamilyDevices{}
 	for family, models := range fam {
 		fd := FamilyDevices{Family: family}
@@ -86,7 +86,7 @@ func (v *View) Fleet(f Filter) FleetSummary {
 	slices.SortFunc(out.Devices.ByFamily, func(a, b FamilyDevices) int { return cmp.Compare(a.Family, b.Family) })
 	out.Cost = money(price)
 	w := sum(waste)
-	out.Waste.PerHour, out.Waste.PerMonth = round4(w), round4(w*HoursPerMonth)
+	out.Waste.PerHour, out.Waste.PerMonth = Round4(w), Round4(w*HoursPerMonth)
 	out.Waste.ByReason = byReason(waste)
 	out.Findings = v.findingCounts(f)
 	return out

@@ -62,7 +62,7 @@ type DevicesPage struct {
 
 func holderOf(r *Resource, share float64) Holder {
 	h := Holder{Namespace: r.Namespace, Pod: r.Pod, PodUID: r.PodUID, Container: r.Container, Team: r.Team,
-		Workload: r.Workload, WorkloadType: r.WorkType, Share: round4(share), Utilization: r4(r.Utilization)}
+		Workload: r.Workload, WorkloadType: r.WorkType, Share: Round4(share), Utilization: r4(r.Utilization)}
 	if r.Parent != "" {
 		h.PartitionID = nonEmpty(r.PartitionID)
 	}
@@ -106,7 +106,7 @@ func (v *View) tileOf(g *Group, r *Resource, copies []*Resource, kind, health st
 	}
 	t := Tile{ID: r.HWID, Node: r.Node, Kind: kind, Family: r.Kind, Model: r.Model, PartitionType: r.PartitionType,
 		Profile: nonEmpty(r.Profile), Health: health, Utilization: r4(r.Utilization), MemoryUtilization: r4(memUtil(r)),
-		Allocation: category(a), AllocatedShare: round4(a.allocated()), CostPerHour: round4(price), WastePerHour: round4(waste),
+		Allocation: category(a), AllocatedShare: Round4(a.allocated()), CostPerHour: Round4(price), WastePerHour: Round4(waste),
 		Holders: holders(g, r, copies), Partitions: []Tile{}}
 	if r.Index >= 0 {
 		t.Index = ptr(r.Index)
@@ -164,8 +164,8 @@ func (v *View) Tile(g *Group) Tile {
 		waste += pt.WastePerHour
 	}
 	a = g.allocation(v.Idle)
-	t.Allocation, t.AllocatedShare = category(a), round4(a.allocated())
-	t.CostPerHour, t.WastePerHour = round4(price), round4(waste)
+	t.Allocation, t.AllocatedShare = category(a), Round4(a.allocated())
+	t.CostPerHour, t.WastePerHour = Round4(price), Round4(waste)
 	if t.Utilization == nil && len(g.Partitions) > 0 {
 		t.Utilization = partitionsMean(g)
 	}
@@ -190,7 +190,7 @@ func partitionsMean(g *Group) *float64 {
 	if den == 0 {
 		return nil
 	}
-	return ptr(round4(num / den))
+	return ptr(Round4(num / den))
 }
 
 // Devices pages the grid by node.
@@ -229,7 +229,7 @@ func (v *View) Devices(f Filter, page, size int) DevicesPage {
 		nt := &nodes[idx[g.Device.Node]]
 		t := v.Tile(g)
 		nt.Tiles = append(nt.Tiles, t)
-		nt.CostPerHour = round4(nt.CostPerHour + t.CostPerHour)
+		nt.CostPerHour = Round4(nt.CostPerHour + t.CostPerHour)
 	}
 	out.Nodes = nodes[lo:hi]
 	return out

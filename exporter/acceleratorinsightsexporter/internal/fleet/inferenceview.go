@@ -59,7 +59,7 @@ func (v *View) Inference(f Filter) InferenceList {
 			if r.Pod == "" {
 				return
 			}
-			d := EndpointDevice{ID: r.HWID, Node: r.Node, Utilization: r4(util), Share: round4(share)}
+			d := EndpointDevice{ID: r.HWID, Node: r.Node, Utilization: r4(util), Share: Round4(share)}
 			if r.PodUID != "" {
 				held[podKey{uid: r.PodUID}] = append(held[podKey{uid: r.PodUID}], d)
 			}

@@ -38,10 +38,10 @@ func (a *usageAcc) add(r *Resource, share float64, util *float64) {
 }
 
 func (a *usageAcc) usage() Usage {
-	u := Usage{DevicesHeld: round4(a.held), CostPerHour: round4(a.price), CostPerMonth: round4(a.price * HoursPerMonth),
-		WastePerHour: round4(sum(a.waste)), WasteByReason: byReason(a.waste)}
+	u := Usage{DevicesHeld: Round4(a.held), CostPerHour: Round4(a.price), CostPerMonth: Round4(a.price * HoursPerMonth),
+		WastePerHour: Round4(sum(a.waste)), WasteByReason: byReason(a.waste)}
 	if a.utilDen > 0 {
-		u.Utilization = ptr(round4(a.utilNum / a.utilDen))
+		u.Utilization = ptr(Round4(a.utilNum / a.utilDen))
 	}
 	return u
 }

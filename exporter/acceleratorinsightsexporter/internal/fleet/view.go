@@ -54,7 +54,7 @@ type Money struct {
 	PerMonth float64 `json:"per_month"`
 }
 
-func money(perHour float64) Money { return Money{round4(perHour), round4(perHour * HoursPerMonth)} }
+func money(perHour float64) Money { return Money{Round4(perHour), Round4(perHour * HoursPerMonth)} }
 
 // ReasonMoney is waste of one reason.
 type ReasonMoney struct {
@@ -69,7 +69,7 @@ func byReason(m map[string]float64) []ReasonMoney {
 		if v == 0 {
 			continue
 		}
-		out = append(out, ReasonMoney{k, round4(v), round4(v * HoursPerMonth)})
+		out = append(out, ReasonMoney{k, Round4(v), Round4(v * HoursPerMonth)})
 	}
 	slices.SortFunc(out, func(a, b ReasonMoney) int {
 		return cmp.Or(cmp.Compare(b.PerHour, a.PerHour), cmp.Compare(a.Reason, b.Reason))
@@ -120,13 +120,16 @@ func (v *View) deviceHealth(g *Group) (string, *Event) {
 	return h, last
 }
 
-func round4(x float64) float64 {
+// Round4 rounds x to four decimals, half away from zero, for the API's
+// JSON (stable golden files, no 0.30000000000000004). Values too large
+// for four decimals to matter are returned as they are.
+func Round4(x float64) float64 {
 	const k = 1e4
+	if x > 1e14 || x < -1e14 {
+		return x
+	}
 	if x < 0 {
 		return -float64(int64(-x*k+0.5)) / k
-	}
-	if x > 1e14 {
-		return x
 	}
 	return float64(int64(x*k+0.5)) / k
 }
@@ -144,7 +147,7 @@ func r4(p *float64) *float64 {
 	if p == nil {
 		return nil
 	}
-	return ptr(round4(*p))
+	return ptr(Round4(*p))
 }
 
 // Now is the snapshot's time.
