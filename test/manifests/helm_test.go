@@ -218,7 +218,6 @@ func TestHelmChartRefusesWhatCannotWork(t *testing.T) {
 		{map[string]any{"destination": "datadog"}, `destination "datadog": use one of`},
 		{map[string]any{"region": "us-east-1", "remediation.enabled": true, "remediation.mode": "auto"}, `remediation.mode "auto": use recommend`},
 		{map[string]any{"region": "us-east-1", "insights.enabled": true, "gateway.autoscaling.enabled": true}, "insights.enabled with gateway.autoscaling.enabled"},
-		{map[string]any{"region": "us-east-1", "remediation.enabled": true, "gateway.autoscaling.enabled": true}, "remediation.enabled with gateway.autoscaling.enabled"},
 	} {
 		_, err := renderHelmManifests(nil, c.set)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -443,6 +442,28 @@ func TestHelmRemediation(t *testing.T) {
 		if a.Annotations["eks.amazonaws.com/role-arn"] != role["eks.amazonaws.com/role-arn"] {
 			t.Errorf("ServiceAccount %s lacks the gateway's IRSA role", a.Name)
 		}
+	}
+
+	// Autoscaled, every replica runs the remediator: plans are shared
+	// through ConfigMaps and only the Lease holder acts (docs/remediation.md),
+	// so each replica needs the Role as well as the account.
+	r, _, s = gatewayStack(t, map[string]any{"region": "us-east-1", "remediation.enabled": true, "gateway.autoscaling.enabled": true})
+	if len(r.statefulSets) != 1 || gatewaySpec(t, r).ServiceAccountName != "otelcol-accel-remediator" {
+		t.Errorf("autoscaled: the gateway StatefulSet does not run as the remediator's account")
+	}
+	if v, _ := lookupExact(s.cfg, "exporters", "accelerator_remediation", "leader_election", "enabled"); v != true {
+		t.Error("autoscaled: leader election is off, every replica would act")
+	}
+	shared := map[string]bool{}
+	for _, role := range r.roles {
+		for _, rule := range role.Rules {
+			for _, res := range rule.Resources {
+				shared[res] = true
+			}
+		}
+	}
+	if !shared["leases"] || !shared["configmaps"] {
+		t.Errorf("autoscaled: the replicas' Role grants %v, want the Lease and the plans' ConfigMaps", shared)
 	}
 
 	r, c, _ = gatewayStack(t, map[string]any{"region": "us-east-1"})

@@ -65,9 +65,6 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- if and .Values.remediation.enabled (not (has .Values.remediation.mode (list "recommend" "approve" "automatic"))) -}}
 {{- fail (printf "remediation.mode %q: use recommend (log plans only), approve (wait for an operator's node annotation) or automatic" .Values.remediation.mode) -}}
 {{- end -}}
-{{- if and .Values.remediation.enabled .Values.gateway.autoscaling.enabled -}}
-{{- fail "remediation.enabled with gateway.autoscaling.enabled: plans are kept per replica and only the Lease holder acts, so a health event that reaches a standby replica waits until it leads (docs/remediation.md, Plans are state machines); the remediator runs on the single-replica gateway, as in overlays/remediation" -}}
-{{- end -}}
 {{- if and .Values.reliability.enabled .Values.gateway.autoscaling.enabled -}}
 {{- fail "reliability.enabled with gateway.autoscaling.enabled: every gateway replica would watch the cluster and report the same cold starts, scalings and unschedulable pods; run the reliability watch on a single-replica gateway" -}}
 {{- end -}}
