@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"os"
 
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -79,15 +78,4 @@ func inCluster(auth AuthType) (*rest.Config, error) {
 		return nil, errors.New("auth_type " + string(auth) + " needs KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT (set in every pod); outside a cluster use auth_type kubeConfig")
 	}
 	return &rest.Config{Host: "https://" + net.JoinHostPort(host, port)}, nil
-}
-
-// NewClientset connects to the API server as c says. Components do not call
-// it directly: they Acquire the shared informers, which build one client per
-// distinct config.
-func NewClientset(c APIConfig) (kubernetes.Interface, error) {
-	cfg, err := c.RestConfig()
-	if err != nil {
-		return nil, err
-	}
-	return kubernetes.NewForConfig(cfg)
 }

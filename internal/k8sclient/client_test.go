@@ -18,20 +18,23 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
 )
 
 func listNodes(t *testing.T, c APIConfig) (int, error) {
 	t.Helper()
-	client, err := NewClientset(c)
+	client, err := NewClient(c)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	list, err := cache.ToListerWatcherWithContext(client.ListWatch(typedKinds[Nodes].gvr, nil)).ListWithContext(ctx, metav1.ListOptions{})
 	if err != nil {
 		return 0, err
 	}
-	return len(nodes.Items), nil
+	return len(list.(*corev1.NodeList).Items), nil
 }
 
 func TestKubeConfigReadsTheNamedFile(t *testing.T) {
@@ -110,15 +113,15 @@ func TestTLSPresentsTheClientCertificate(t *testing.T) {
 func TestInClusterAuthNeedsAPod(t *testing.T) {
 	t.Setenv("KUBERNETES_SERVICE_HOST", "")
 	t.Setenv("KUBERNETES_SERVICE_PORT", "")
-	_, err := NewClientset(APIConfig{AuthType: AuthServiceAccount})
+	_, err := NewClient(APIConfig{AuthType: AuthServiceAccount})
 	assert.ErrorContains(t, err, "auth_type serviceAccount needs to run in a pod")
 	for _, auth := range []AuthType{AuthNone, AuthTLS} {
-		_, err = NewClientset(APIConfig{AuthType: auth, CertFile: "c", KeyFile: "k"})
+		_, err = NewClient(APIConfig{AuthType: auth, CertFile: "c", KeyFile: "k"})
 		assert.ErrorContains(t, err, "auth_type "+string(auth)+" needs KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT")
 	}
-	_, err = NewClientset(APIConfig{AuthType: AuthKubeConfig, KubeConfig: "/nonexistent/kubeconfig"})
+	_, err = NewClient(APIConfig{AuthType: AuthKubeConfig, KubeConfig: "/nonexistent/kubeconfig"})
 	assert.ErrorContains(t, err, "/nonexistent/kubeconfig")
-	_, err = NewClientset(APIConfig{AuthType: "token"})
+	_, err = NewClient(APIConfig{AuthType: "token"})
 	assert.ErrorContains(t, err, "is not one of")
 }
 
@@ -166,4 +169,23 @@ func writeClientCert(t *testing.T, dir string) (*x509.Certificate, string, strin
 	require.NoError(t, os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600))
 	require.NoError(t, os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600))
 	return cert, certFile, keyFile
+}
+
+// Get reads one object, cluster-scoped or namespaced, into its Go type.
+func TestGetReadsOneObject(t *testing.T) {
+	s := startSim(t, nil)
+	node, _ := s.nodes(t)
+	require.NoError(t, s.api.Store().Apply(newPod(node, "vllm-0")))
+	client, err := NewClient(s.kubeconfig(t))
+	require.NoError(t, err)
+	ctx := context.Background()
+
+	n := &corev1.Node{}
+	require.NoError(t, client.Get(ctx, Nodes.GroupVersionResource(), "", node, n))
+	assert.Equal(t, node, n.Name)
+	p := &corev1.Pod{}
+	require.NoError(t, client.Get(ctx, Pods.GroupVersionResource(), "serve", "vllm-0", p))
+	assert.Equal(t, node, p.Spec.NodeName)
+	err = client.Get(ctx, Pods.GroupVersionResource(), "serve", "absent", p)
+	assert.True(t, apierrors.IsNotFound(err), "%v", err)
 }

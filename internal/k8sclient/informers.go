@@ -4,15 +4,14 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
-	appsinformers "k8s.io/client-go/informers/apps/v1"
-	coreinformers "k8s.io/client-go/informers/core/v1"
-	resourceinformers "k8s.io/client-go/informers/resource/v1"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -55,40 +54,61 @@ func (k Kind) apiGroup() string {
 	return ""
 }
 
+// GroupVersionResource is the API resource kind is read at (empty when
+// the collector does not know the kind).
+func (k Kind) GroupVersionResource() schema.GroupVersionResource {
+	if t, ok := typedKinds[k]; ok {
+		return t.gvr
+	}
+	return OptionalKinds[k]
+}
+
 // InformerProvider makes the informer of one kind for nodeName (every
 // node's objects when nodeName is empty, which only tests want). The
 // registry sets its transform and watch-error handler and runs it.
-type InformerProvider func(client kubernetes.Interface, nodeName string, resync time.Duration) cache.SharedIndexInformer
+type InformerProvider func(client Client, nodeName string, resync time.Duration) cache.SharedIndexInformer
 
-// DefaultInformers are client-go's typed informers, each limited to the
-// node where the API allows it.
+// typedKinds are the API resource and Go type of each kind read as
+// client-go's typed objects, with the field that limits it to a node
+// (empty: the API cannot select the kind by node).
+var typedKinds = map[Kind]struct {
+	gvr    schema.GroupVersionResource
+	object runtime.Object
+	node   string
+}{
+	Pods:                     {corev1.SchemeGroupVersion.WithResource("pods"), &corev1.Pod{}, "spec.nodeName"},
+	Nodes:                    {corev1.SchemeGroupVersion.WithResource("nodes"), &corev1.Node{}, "metadata.name"},
+	Events:                   {corev1.SchemeGroupVersion.WithResource("events"), &corev1.Event{}, ""},
+	ResourceClaims:           {resourcev1.SchemeGroupVersion.WithResource("resourceclaims"), &resourcev1.ResourceClaim{}, ""},
+	ResourceSlices:           {resourcev1.SchemeGroupVersion.WithResource("resourceslices"), &resourcev1.ResourceSlice{}, "spec.nodeName"},
+	Deployments:              {appsv1.SchemeGroupVersion.WithResource("deployments"), &appsv1.Deployment{}, ""},
+	StatefulSets:             {appsv1.SchemeGroupVersion.WithResource("statefulsets"), &appsv1.StatefulSet{}, ""},
+	HorizontalPodAutoscalers: {OptionalKinds[HorizontalPodAutoscalers], &autoscalingv2.HorizontalPodAutoscaler{}, ""},
+}
+
+// DefaultInformers are the informers of the typed kinds over the client's
+// list and watch, each limited to the node where the API allows it: what
+// client-go's typed informers do, without its informer factory (which
+// links every API group's informers into the binary).
 func DefaultInformers() map[Kind]InformerProvider {
-	return map[Kind]InformerProvider{
-		Pods: func(c kubernetes.Interface, node string, resync time.Duration) cache.SharedIndexInformer {
-			return coreinformers.NewFilteredPodInformer(c, metav1.NamespaceAll, resync, cache.Indexers{}, onNode("spec.nodeName", node))
-		},
-		Nodes: func(c kubernetes.Interface, node string, resync time.Duration) cache.SharedIndexInformer {
-			return coreinformers.NewFilteredNodeInformer(c, resync, cache.Indexers{}, onNode("metadata.name", node))
-		},
-		ResourceClaims: func(c kubernetes.Interface, _ string, resync time.Duration) cache.SharedIndexInformer {
-			return resourceinformers.NewResourceClaimInformer(c, metav1.NamespaceAll, resync, cache.Indexers{})
-		},
-		ResourceSlices: func(c kubernetes.Interface, node string, resync time.Duration) cache.SharedIndexInformer {
-			return resourceinformers.NewFilteredResourceSliceInformer(c, resync, cache.Indexers{}, onNode("spec.nodeName", node))
-		},
-		Deployments: func(c kubernetes.Interface, _ string, resync time.Duration) cache.SharedIndexInformer {
-			return appsinformers.NewDeploymentInformer(c, metav1.NamespaceAll, resync, cache.Indexers{})
-		},
-		StatefulSets: func(c kubernetes.Interface, _ string, resync time.Duration) cache.SharedIndexInformer {
-			return appsinformers.NewStatefulSetInformer(c, metav1.NamespaceAll, resync, cache.Indexers{})
-		},
-		HorizontalPodAutoscalers: hpaInformer,
-		Events: func(c kubernetes.Interface, _ string, resync time.Duration) cache.SharedIndexInformer {
-			return coreinformers.NewFilteredEventInformer(c, metav1.NamespaceAll, resync, cache.Indexers{}, func(o *metav1.ListOptions) {
-				o.FieldSelector = fields.OneTermEqualSelector("involvedObject.kind", "Pod").String()
-			})
-		},
+	out := map[Kind]InformerProvider{}
+	for kind, t := range typedKinds {
+		out[kind] = func(c Client, node string, resync time.Duration) cache.SharedIndexInformer {
+			var tweak func(*metav1.ListOptions)
+			switch {
+			case t.node != "":
+				tweak = onNode(t.node, node)
+			case kind == Events:
+				// The accelerator_k8s receiver reads pods' events only.
+				tweak = func(o *metav1.ListOptions) {
+					o.FieldSelector = fields.OneTermEqualSelector("involvedObject.kind", "Pod").String()
+				}
+			}
+			return cache.NewSharedIndexInformerWithOptions(c.ListWatch(t.gvr, tweak), t.object,
+				cache.SharedIndexInformerOptions{ResyncPeriod: resync, Indexers: cache.Indexers{}})
+		}
 	}
+	return out
 }
 
 func onNode(field, node string) func(*metav1.ListOptions) {

@@ -10,11 +10,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
-	autoscalinginformers "k8s.io/client-go/informers/autoscaling/v2"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/otelcol-accel/otelcol-accel/internal/backoff"
@@ -49,13 +48,19 @@ var OptionalKinds = map[Kind]schema.GroupVersionResource{
 // dynamicKinds are read through the dynamic client.
 var dynamicKinds = map[Kind]bool{LeaderWorkerSets: true, NodeClaims: true}
 
-func hpaInformer(c kubernetes.Interface, _ string, resync time.Duration) cache.SharedIndexInformer {
-	return autoscalinginformers.NewHorizontalPodAutoscalerInformer(c, metav1.NamespaceAll, resync, cache.Indexers{})
-}
-
-// dynamicInformer is the informer of a custom resource of every namespace.
+// dynamicInformer is the informer of a custom resource of every namespace,
+// as client-go's dynamicinformer makes it (whose package links client-go's
+// informer factory of every API group).
 func dynamicInformer(c dynamic.Interface, gvr schema.GroupVersionResource, resync time.Duration) cache.SharedIndexInformer {
-	return dynamicinformer.NewFilteredDynamicInformer(c, gvr, metav1.NamespaceAll, resync, cache.Indexers{}, nil).Informer()
+	res := c.Resource(gvr).Namespace(metav1.NamespaceAll)
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) { return res.List(ctx, o) },
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			return res.Watch(ctx, o)
+		},
+	}
+	return cache.NewSharedIndexInformerWithOptions(cache.ToListWatcherWithWatchListSemantics(lw, c), &unstructured.Unstructured{},
+		cache.SharedIndexInformerOptions{ResyncPeriod: resync, Indexers: cache.Indexers{}, ObjectDescription: gvr.String()})
 }
 
 // NewDynamicClient connects the dynamic client as c says.
@@ -78,7 +83,7 @@ func (i *Informers) Served(ctx context.Context, kind Kind) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
-	list, err := i.shared.client.Discovery().ServerResourcesForGroupVersion(gvr.GroupVersion().String())
+	list, err := i.shared.client.ServerResourcesForGroupVersion(gvr.GroupVersion().String())
 	if apierrors.IsNotFound(err) {
 		return false, nil
 	}

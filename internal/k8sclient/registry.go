@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -22,8 +21,8 @@ const resync = 10 * time.Minute
 // client that fails); the simulator's API needs no replacement, only a
 // kubeconfig.
 type Providers struct {
-	// NewClient builds the client of one API config; nil is NewClientset.
-	NewClient func(APIConfig) (kubernetes.Interface, error)
+	// NewClient builds the client of one API config; nil is NewClient.
+	NewClient func(APIConfig) (Client, error)
 	// Informers replace DefaultInformers' provider of their kinds.
 	Informers map[Kind]InformerProvider
 	// NewDynamic builds the dynamic client of the custom resources
@@ -36,7 +35,7 @@ type Providers struct {
 // node name, shared by every component that asks for them and stopped when
 // the last of them lets go.
 type Registry struct {
-	newClient  func(APIConfig) (kubernetes.Interface, error)
+	newClient  func(APIConfig) (Client, error)
 	newDynamic func(APIConfig) (dynamic.Interface, error)
 	informers  map[Kind]InformerProvider
 
@@ -53,7 +52,7 @@ type key struct {
 func NewRegistry(p Providers) *Registry {
 	r := &Registry{newClient: p.NewClient, newDynamic: p.NewDynamic, informers: DefaultInformers(), shared: map[key]*sharedInformers{}}
 	if r.newClient == nil {
-		r.newClient = NewClientset
+		r.newClient = func(c APIConfig) (Client, error) { return NewClient(c) }
 	}
 	if r.newDynamic == nil {
 		r.newDynamic = NewDynamicClient
@@ -115,7 +114,7 @@ func (r *Registry) release(k key, s *sharedInformers) {
 
 // sharedInformers are the running informers of one key.
 type sharedInformers struct {
-	client    kubernetes.Interface
+	client    Client
 	nodeName  string
 	providers map[Kind]InformerProvider
 	holders   int // guarded by Registry.mu
@@ -131,7 +130,7 @@ type sharedInformers struct {
 	running map[Kind]*watchErrors
 }
 
-func newSharedInformers(client kubernetes.Interface, nodeName string, providers map[Kind]InformerProvider) *sharedInformers {
+func newSharedInformers(client Client, nodeName string, providers map[Kind]InformerProvider) *sharedInformers {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &sharedInformers{client: client, nodeName: nodeName, providers: providers, ctx: ctx, cancel: cancel, running: map[Kind]*watchErrors{}}
 }
@@ -204,7 +203,7 @@ type handler struct {
 
 // Client is the API client the informers use, for the odd request of one's
 // own (discovery of served API groups).
-func (i *Informers) Client() kubernetes.Interface { return i.shared.client }
+func (i *Informers) Client() Client { return i.shared.client }
 
 // NodeName is the node the informers are limited to.
 func (i *Informers) NodeName() string { return i.shared.nodeName }

@@ -1,7 +1,6 @@
 package k8sclient
 
 import (
-	"errors"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -9,14 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/fake"
-	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/kubeapi"
@@ -172,77 +165,4 @@ func newPod(node, name string) *corev1.Pod {
 			Ports: []corev1.ContainerPort{{ContainerPort: 8000}}}}},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.9.9.9"},
 	}
-}
-
-// Providers replace the client and informers: client-go's fake clientset
-// refusing pods stands for an API server without the RBAC rule.
-func TestForbiddenWatchNamesTheMissingRule(t *testing.T) {
-	client := fake.NewClientset()
-	client.PrependReactor("list", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
-		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "",
-			errors.New(`User "system:serviceaccount:obs:otelcol" cannot list resource "pods"`))
-	})
-	client.PrependReactor("list", "resourceslices", func(k8stesting.Action) (bool, runtime.Object, error) {
-		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: "resource.k8s.io", Resource: "resourceslices"}, "", errors.New("no"))
-	})
-	r := NewRegistry(Providers{NewClient: func(APIConfig) (kubernetes.Interface, error) { return client, nil }})
-	h, err := r.Acquire(APIConfig{AuthType: AuthServiceAccount}, "gpu-node-1")
-	require.NoError(t, err)
-	t.Cleanup(h.Release)
-	for _, k := range []Kind{Pods, Nodes, ResourceSlices} {
-		_, err := h.Informer(k)
-		require.NoError(t, err)
-	}
-
-	var problems []Problem
-	require.Eventually(t, func() bool { problems = h.Problems(); return len(problems) == 2 }, 10*time.Second, 10*time.Millisecond)
-	assert.Equal(t, Pods, problems[0].Kind)
-	assert.Contains(t, problems[0].Hint, "get, list, watch on pods (apiGroups: [\"\"])")
-	assert.Equal(t, ResourceSlices, problems[1].Kind)
-	assert.Contains(t, problems[1].Hint, "on resourceslices (apiGroups: [resource.k8s.io])")
-	assert.False(t, h.Synced())
-
-	// Another component sees only the kinds it asked for.
-	nodesOnly, err := r.Acquire(APIConfig{AuthType: AuthServiceAccount}, "gpu-node-1")
-	require.NoError(t, err)
-	t.Cleanup(nodesOnly.Release)
-	_, err = nodesOnly.Informer(Nodes)
-	require.NoError(t, err)
-	assert.Empty(t, nodesOnly.Problems())
-}
-
-func TestAcquireReportsTheClientError(t *testing.T) {
-	r := NewRegistry(Providers{NewClient: func(APIConfig) (kubernetes.Interface, error) { return nil, errors.New("no kubeconfig") }})
-	_, err := r.Acquire(APIConfig{AuthType: AuthKubeConfig}, "n")
-	assert.ErrorContains(t, err, "no kubeconfig")
-	assert.Zero(t, r.Holders(APIConfig{AuthType: AuthKubeConfig}, "n"))
-
-	_, err = NewRegistry(Providers{}).Acquire(APIConfig{AuthType: "token"}, "n")
-	assert.ErrorContains(t, err, "is not one of")
-}
-
-// An injected informer provider is asked once per key, however many
-// components hold it, with the node and resync period.
-func TestInformerProviderIsInjectable(t *testing.T) {
-	var calls atomic.Int32
-	client := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "gpu-node-1"}})
-	r := NewRegistry(Providers{
-		NewClient: func(APIConfig) (kubernetes.Interface, error) { return client, nil },
-		Informers: map[Kind]InformerProvider{Nodes: func(c kubernetes.Interface, node string, resync time.Duration) cache.SharedIndexInformer {
-			calls.Add(1)
-			assert.Equal(t, "gpu-node-1", node)
-			assert.Equal(t, 10*time.Minute, resync)
-			return DefaultInformers()[Nodes](c, node, resync)
-		}},
-	})
-	api := APIConfig{AuthType: AuthServiceAccount}
-	acquire(t, r, api, "gpu-node-1", Nodes)
-	h := acquire(t, r, api, "gpu-node-1", Nodes)
-	assert.Equal(t, int32(1), calls.Load())
-	inf, _ := h.Informer(Nodes)
-	_, ok, _ := inf.GetStore().GetByKey("gpu-node-1")
-	assert.True(t, ok)
-
-	_, err := h.Informer("leases")
-	assert.ErrorContains(t, err, `no informer for "leases"`)
 }

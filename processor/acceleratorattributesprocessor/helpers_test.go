@@ -25,6 +25,7 @@ import (
 
 	"github.com/otelcol-accel/otelcol-accel/internal/accelschema"
 	"github.com/otelcol-accel/otelcol-accel/internal/k8sclient"
+	"github.com/otelcol-accel/otelcol-accel/internal/k8sclient/k8sclienttest"
 	prt "github.com/otelcol-accel/otelcol-accel/internal/podresources/podresourcestest"
 	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorattributesprocessor/internal/kube"
 	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorattributesprocessor/internal/nvmlmig"
@@ -131,7 +132,7 @@ func (p *attributesProcessor) watcher() *kube.Watcher {
 // registryOf hands out informers over client only, so tests of several
 // processors do not share informers through the process's registry.
 func registryOf(client kubernetes.Interface) *k8sclient.Registry {
-	return k8sclient.NewRegistry(k8sclient.Providers{NewClient: func(k8sclient.APIConfig) (kubernetes.Interface, error) { return client, nil }})
+	return k8sclient.NewRegistry(k8sclienttest.Providers(client))
 }
 
 func (h *harness) process(md pmetric.Metrics) pmetric.Metrics {

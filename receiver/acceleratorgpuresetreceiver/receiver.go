@@ -18,11 +18,11 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/receiver"
 	"go.uber.org/zap"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/otelcol-accel/otelcol-accel/internal/accelschema"
 	"github.com/otelcol-accel/otelcol-accel/internal/componenthealth"
+	"github.com/otelcol-accel/otelcol-accel/internal/k8sclient"
 	"github.com/otelcol-accel/otelcol-accel/internal/podresources"
 )
 
@@ -40,10 +40,9 @@ type resetReceiver struct {
 	rlog     *componenthealth.Logger
 	problems *componenthealth.Problems
 
-	// clientset overrides the one built from cfg (tests).
-	clientset kubernetes.Interface
-	cs        kubernetes.Interface
-	pods      *podresources.Client
+	// kube reads the node; built from cfg at Start unless a test set it.
+	kube *k8sclient.RESTClient
+	pods *podresources.Client
 
 	// handled are the request values acted on (reset run, or refused):
 	// each is acted on once. waiting is the last "waiting" report per
@@ -67,14 +66,13 @@ func newReceiver(cfg *Config, set receiver.Settings, next consumer.Logs) *resetR
 
 func (r *resetReceiver) Start(_ context.Context, host component.Host) error {
 	r.problems.Start(host)
-	r.cs = r.clientset
-	if r.cs == nil {
+	if r.kube == nil {
 		rc, err := r.cfg.RestConfig()
 		if err != nil {
 			return fmt.Errorf("accelerator_gpu_reset: kubernetes: %w", err)
 		}
 		rc.UserAgent = "otelcol-accel-gpu-reset"
-		if r.cs, err = kubernetes.NewForConfig(rc); err != nil {
+		if r.kube, err = k8sclient.NewClientForConfig(rc); err != nil {
 			return fmt.Errorf("accelerator_gpu_reset: kubernetes: %w", err)
 		}
 	}
@@ -118,8 +116,8 @@ func (r *resetReceiver) key() string { return accelschema.GPUResetAnnotation(r.c
 
 // poll reads the node's request and acts on it once nothing holds the GPU.
 func (r *resetReceiver) poll(ctx context.Context) {
-	node, err := r.cs.CoreV1().Nodes().Get(ctx, r.cfg.NodeName, metav1.GetOptions{})
-	if err != nil {
+	node := &corev1.Node{}
+	if err := r.kube.Get(ctx, k8sclient.Nodes.GroupVersionResource(), "", r.cfg.NodeName, node); err != nil {
 		if ctx.Err() == nil {
 			r.problems.Fail("node", err)
 			r.rlog.Error("node", "accelerator_gpu_reset: own node not readable; no reset request is seen until it is", zap.String("node", r.cfg.NodeName), zap.Error(err))

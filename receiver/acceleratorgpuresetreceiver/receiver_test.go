@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/otelcol-accel/otelcol-accel/internal/accelschema"
+	"github.com/otelcol-accel/otelcol-accel/internal/k8sclient"
 	"github.com/otelcol-accel/otelcol-accel/internal/kubetest"
 	"github.com/otelcol-accel/otelcol-accel/internal/podresources"
 	prt "github.com/otelcol-accel/otelcol-accel/internal/podresources/podresourcestest"
@@ -94,7 +95,8 @@ func newFixture(t *testing.T, node string, code int) *fixture {
 	cfg.PodResourcesSocket = socket
 	sink := &consumertest.LogsSink{}
 	r := newReceiver(cfg, receivertest.NewNopSettings(metadata.Type), sink)
-	r.cs = server.Client(agent)
+	r.kube, err = k8sclient.NewClientForConfig(server.Config(agent))
+	require.NoError(t, err)
 	r.pods, err = podresources.New(socket)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = r.pods.Close() })

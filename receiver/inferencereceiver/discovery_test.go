@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/otelcol-accel/otelcol-accel/internal/k8sclient"
+	"github.com/otelcol-accel/otelcol-accel/internal/k8sclient/k8sclienttest"
 )
 
 func servingPod(name, uid, node, port string, annotations map[string]string) *corev1.Pod {
@@ -48,13 +49,15 @@ func discoveryConfig() *Config {
 	return cfg
 }
 
-func withClientset(c kubernetes.Interface) func(*options) {
-	return withNewClient(func(k8sclient.APIConfig) (kubernetes.Interface, error) { return c, nil })
+func withClientset(c kubernetes.Interface) func(*options) { return withClient(k8sclienttest.Client(c)) }
+
+func withClient(c k8sclient.Client) func(*options) {
+	return withNewClient(func(k8sclient.APIConfig) (k8sclient.Client, error) { return c, nil })
 }
 
 // withNewClient gives the receiver informers of its own, over the clients
 // newClient builds.
-func withNewClient(newClient func(k8sclient.APIConfig) (kubernetes.Interface, error)) func(*options) {
+func withNewClient(newClient func(k8sclient.APIConfig) (k8sclient.Client, error)) func(*options) {
 	return func(o *options) { o.registry = k8sclient.NewRegistry(k8sclient.Providers{NewClient: newClient}) }
 }
 
@@ -124,11 +127,11 @@ func mustAtoi(t *testing.T, s string) int64 {
 // passed; static targets are scraped meanwhile.
 func TestKubernetesAPIUnreachable(t *testing.T) {
 	static := newFakeServer(t, readFixture(t, "sglang.txt"))
-	client, err := kubernetes.NewForConfig(&rest.Config{Host: "http://" + closedPort(t), Timeout: time.Second})
+	client, err := k8sclient.NewClientForConfig(&rest.Config{Host: "http://" + closedPort(t), Timeout: time.Second})
 	require.NoError(t, err)
 	cfg := discoveryConfig()
 	cfg.Targets = []TargetConfig{{Endpoint: static.URL, Server: "sglang"}}
-	h := newHarness(t, cfg, withClientset(client))
+	h := newHarness(t, cfg, withClient(client))
 
 	assert.Equal(t, 1, h.scrape(t).ResourceMetrics().Len())
 	assert.Empty(t, h.host.Statuses(), "not yet past sync_timeout")
@@ -195,12 +198,12 @@ func TestDiscoveryWithoutKubernetesDegrades(t *testing.T) {
 	t.Run("no client, then a client", func(t *testing.T) {
 		attempts := 0
 		var client kubernetes.Interface
-		h := newHarness(t, discoveryConfig(), withNewClient(func(k8sclient.APIConfig) (kubernetes.Interface, error) {
+		h := newHarness(t, discoveryConfig(), withNewClient(func(k8sclient.APIConfig) (k8sclient.Client, error) {
 			attempts++
 			if client == nil {
 				return nil, rest.ErrNotInCluster
 			}
-			return client, nil
+			return k8sclienttest.Client(client), nil
 		}))
 		h.scrape(t)
 		require.NotNil(t, h.host.Last())

@@ -107,7 +107,7 @@ func (w *Watcher) Start() error {
 // answer other than "not found" counts as served, so that a flaky discovery
 // call does not switch DRA off for good; the informers report real errors.
 func (w *Watcher) resourceV1Served() bool {
-	_, err := w.informers.Client().Discovery().ServerResourcesForGroupVersion(resourcev1.SchemeGroupVersion.String())
+	_, err := w.informers.Client().ServerResourcesForGroupVersion(resourcev1.SchemeGroupVersion.String())
 	return !apierrors.IsNotFound(err)
 }
 

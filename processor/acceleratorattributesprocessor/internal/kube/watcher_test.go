@@ -18,6 +18,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/otelcol-accel/otelcol-accel/internal/k8sclient"
+	"github.com/otelcol-accel/otelcol-accel/internal/k8sclient/k8sclienttest"
 )
 
 func servedDRA(c *fake.Clientset) {
@@ -29,7 +30,7 @@ func servedDRA(c *fake.Clientset) {
 // registry of its own.
 func newWatcher(t *testing.T, client kubernetes.Interface, node string, dra bool) *Watcher {
 	t.Helper()
-	registry := k8sclient.NewRegistry(k8sclient.Providers{NewClient: func(k8sclient.APIConfig) (kubernetes.Interface, error) { return client, nil }})
+	registry := k8sclient.NewRegistry(k8sclienttest.Providers(client))
 	w, err := NewWatcher(registry, k8sclient.APIConfig{AuthType: k8sclient.AuthServiceAccount}, node, dra)
 	require.NoError(t, err)
 	require.False(t, w.Synced(), "not before Start")

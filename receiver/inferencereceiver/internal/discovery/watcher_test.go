@@ -13,12 +13,13 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/otelcol-accel/otelcol-accel/internal/k8sclient"
+	"github.com/otelcol-accel/otelcol-accel/internal/k8sclient/k8sclienttest"
 )
 
 // startWatcher runs the watcher on client through a registry of its own.
 func startWatcher(t *testing.T, client kubernetes.Interface, rules Rules) *Watcher {
 	t.Helper()
-	registry := k8sclient.NewRegistry(k8sclient.Providers{NewClient: func(k8sclient.APIConfig) (kubernetes.Interface, error) { return client, nil }})
+	registry := k8sclient.NewRegistry(k8sclienttest.Providers(client))
 	w, err := NewWatcher(registry, k8sclient.APIConfig{AuthType: k8sclient.AuthServiceAccount}, rules)
 	require.NoError(t, err)
 	assert.False(t, w.Synced(), "not before Start")
