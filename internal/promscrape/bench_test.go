@@ -82,3 +82,48 @@ func BenchmarkExpfmt(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkOpenMetrics reads vLLM's page as prometheus_client serves it
+// as OpenMetrics (constructed with 57 exemplars on its latency buckets),
+// with its exemplars and without (read as format 0.0.4), whole and
+// streamed: the cost of the exemplars is the difference.
+func BenchmarkOpenMetrics(b *testing.B) {
+	const name = "vllm_v1_openmetrics.txt"
+	text := readPage(b, name)
+	for _, om := range []bool{true, false} {
+		mode := "exemplars"
+		if !om {
+			mode = "unread"
+		}
+		b.Run("Parse/"+mode, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(text)))
+			cpu := cpuTime()
+			for b.Loop() {
+				pg := ParseOptions{OpenMetrics: om}.Parse(text)
+				if pg.Errors.Count > 0 || pg.ExemplarErrors.Count > 0 || om != (len(pg.Exemplars) > 0) {
+					b.Fatal(pg.Errors.First, pg.ExemplarErrors.First)
+				}
+			}
+			reportCPU(b, cpu)
+		})
+		b.Run("Reader/"+mode, func(b *testing.B) {
+			src := strings.NewReader(text)
+			r := NewReader(src)
+			r.OpenMetrics = om
+			b.ReportAllocs()
+			b.SetBytes(int64(len(text)))
+			cpu := cpuTime()
+			for b.Loop() {
+				src.Reset(text)
+				r.Reset(src)
+				for en := r.Next(); en != EntryEnd; en = r.Next() {
+					if en == EntryInvalid {
+						b.Fatal(r.Invalid())
+					}
+				}
+			}
+			reportCPU(b, cpu)
+		})
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"unsafe"
 
 	"go.opentelemetry.io/collector/component"
@@ -24,7 +25,25 @@ const (
 	// AcceptTextOrOpenMetrics prefers the text format and takes
 	// OpenMetrics, whose sample lines Parse and Reader read too.
 	AcceptTextOrOpenMetrics = "text/plain;version=0.0.4;q=1,application/openmetrics-text;version=1.0.0;q=0.5,*/*;q=0.1"
+	// AcceptOpenMetricsOrText prefers OpenMetrics, the format with
+	// exemplars, and takes the text format. prometheus_client (vLLM,
+	// SGLang) answers OpenMetrics to any Accept naming it, whatever its
+	// q; client_golang honours q.
+	AcceptOpenMetricsOrText = "application/openmetrics-text;version=1.0.0;q=0.9,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
 )
+
+// IsOpenMetrics reports whether a Content-Type is OpenMetrics text
+// (application/openmetrics-text; version=1.0.0; charset=utf-8): its
+// exemplars are read only then (ParseOptions.OpenMetrics).
+func IsOpenMetrics(contentType string) bool {
+	const om = "application/openmetrics-text"
+	ct := strings.TrimLeft(contentType, " \t")
+	if len(ct) < len(om) || !strings.EqualFold(ct[:len(om)], om) {
+		return false
+	}
+	rest := strings.TrimLeft(ct[len(om):], " \t")
+	return rest == "" || rest[0] == ';'
+}
 
 // ClientOptions are what a scrape adds to the user's confighttp settings.
 type ClientOptions struct {
@@ -92,9 +111,25 @@ func (c *Client) Get(ctx context.Context, url string) (io.ReadCloser, error) {
 // with the first MaxBodyBytes, or the read error (a connection cut) with
 // what came before it; the caller chooses whether to use a part.
 func (c *Client) Fetch(ctx context.Context, url string) (string, error) {
+	r, err := c.FetchResponse(ctx, url)
+	return r.Text, err
+}
+
+// Response is a page as Fetch reads it, with its format.
+type Response struct {
+	Text        string
+	ContentType string
+}
+
+// OpenMetrics reports whether the page was served as OpenMetrics.
+func (r Response) OpenMetrics() bool { return IsOpenMetrics(r.ContentType) }
+
+// FetchResponse is Fetch that also returns the Content-Type, for the
+// caller to read the page as its format says.
+func (c *Client) FetchResponse(ctx context.Context, url string) (Response, error) {
 	resp, err := c.get(ctx, url)
 	if err != nil {
-		return "", err
+		return Response{}, err
 	}
 	b := &body{rc: resp.Body, left: c.opts.MaxBodyBytes, limit: c.opts.MaxBodyBytes}
 	defer b.Close()
@@ -102,7 +137,8 @@ func (c *Client) Fetch(ctx context.Context, url string) (string, error) {
 	if n := resp.ContentLength; n > 0 {
 		hint = min(n, c.opts.MaxBodyBytes) + 1 // +1: the read that sees the end
 	}
-	return readText(b, int(hint))
+	text, err := readText(b, int(hint))
+	return Response{Text: text, ContentType: resp.Header.Get("Content-Type")}, err
 }
 
 // readText reads r to its end into one buffer that becomes the string: the

@@ -8,10 +8,17 @@
 // # HELP and # TYPE, labels in any order (also quoted UTF-8 names), the
 // escapes \\ \" \n in label values, NaN, +Inf and -Inf, optional
 // timestamps and exemplars, and histograms and summaries as their _bucket,
-// _sum and _count lines. Unlike expfmt's TextParser, which stops at the
-// first line it cannot read, a bad line costs only itself: it is reported
-// with its line and column, for the caller to count and rate-limit, and
-// every other line is kept.
+// _sum and _count lines. A page known to be OpenMetrics (IsOpenMetrics of
+// its Content-Type; ParseOptions.OpenMetrics, Reader.OpenMetrics) has its
+// timestamps read as seconds and its exemplars read (`# {trace_id="…"}
+// value [timestamp]` on a counter's _total or a histogram's _bucket); an
+// exemplar that cannot be read is reported on its own and its sample
+// kept. Other pages pass exemplars over unread, at no cost.
+//
+// Unlike expfmt's TextParser, which stops at the first line it cannot
+// read, a bad line costs only itself: it is reported with its line and
+// column, for the caller to count and rate-limit, and every other line is
+// kept.
 //
 // Two ways in, one line parser behind them:
 //

@@ -23,6 +23,15 @@ var (
 	ErrLineTooLong     = errors.New("line is too long")
 	errUnterminatedKey = errors.New(`quoted name is not closed with '"'`)
 	errAbsent          = errors.New("the value is one of the absent words")
+
+	// Why an OpenMetrics exemplar was dropped; its sample is kept.
+	ErrExemplarLabels   = errors.New("exemplar: '{' expected after '#'")
+	ErrExemplarName     = errors.New("exemplar: a metric name is not allowed in its label set")
+	ErrExemplarTooLong  = fmt.Errorf("exemplar: label names and values longer than %d UTF-8 characters", MaxExemplarRunes)
+	ErrExemplarValue    = errors.New("exemplar: value is missing or not a number")
+	ErrExemplarTime     = errors.New("exemplar: timestamp is not a number")
+	ErrExemplarTrailing = errors.New("exemplar: unexpected text after its value and timestamp")
+	ErrExemplarPlace    = errors.New("exemplar on a sample that may not carry one (only counters' _total and histograms' _bucket)")
 )
 
 // LineError is a line that was skipped: where, why, and what it said.

@@ -18,6 +18,18 @@ type lineParser[T Text] struct {
 	scratch []byte
 	// absent are the values that mean "no value" (ParseOptions).
 	absent []string
+
+	// openMetrics: read the exemplar after a sample's value (a page
+	// served as application/openmetrics-text); else it is passed over
+	// unread, as in format 0.0.4 no such thing exists.
+	openMetrics bool
+	// exAt is where the current sample line's '#' is, -1 without one.
+	exAt int
+	// ex is the current line's exemplar when the sample HasExemplar;
+	// exCol and exErr say why it was dropped otherwise (exErr nil: none).
+	ex    Exemplar[T]
+	exCol int
+	exErr error
 }
 
 // lineKind is what a line turned out to be.
@@ -67,13 +79,123 @@ func (p *lineParser[T]) parse(line T, s *Sample[T], res *lineResult[T]) lineKind
 	}
 	s.Labels = p.labels[start:len(p.labels):len(p.labels)]
 	p.families.classify(s)
+	p.exErr = nil
+	if p.exAt >= 0 && p.openMetrics {
+		p.exemplar(line, s)
+	}
 	return lineSample
+}
+
+// exemplar reads the exemplar at p.exAt into p.ex; one it cannot read, or
+// one where OpenMetrics allows none, is dropped with exCol and exErr set,
+// and the sample is kept: the sample is the data, the exemplar a pointer
+// to a trace.
+func (p *lineParser[T]) exemplar(line T, s *Sample[T]) {
+	start := len(p.labels)
+	col, err := p.readExemplar(line, p.exAt+1)
+	if err == nil && !exemplarAllowed(s) {
+		col, err = p.exAt, ErrExemplarPlace
+	}
+	if err != nil {
+		p.labels = p.labels[:start]
+		p.ex = Exemplar[T]{}
+		p.exCol, p.exErr = col, err
+		return
+	}
+	p.ex.Labels = p.labels[start:len(p.labels):len(p.labels)]
+	s.HasExemplar = true
+}
+
+// exemplarAllowed: OpenMetrics 1.0 puts exemplars on a counter's _total,
+// a histogram's or gauge histogram's _bucket. An undeclared family's
+// _total or _bucket line is given the benefit of the doubt.
+func exemplarAllowed[T Text](s *Sample[T]) bool {
+	switch s.Type {
+	case Counter:
+		return s.Part == PartValue && hasSuffix(s.Name, "_total")
+	case Histogram, GaugeHistogram:
+		return s.Part == PartBucket
+	case Untyped:
+		return hasSuffix(s.Name, "_total") || hasSuffix(s.Name, "_bucket")
+	}
+	return false
+}
+
+func hasSuffix[T Text](s T, suffix string) bool {
+	return len(s) >= len(suffix) && string(s[len(s)-len(suffix):]) == suffix
+}
+
+// readExemplar reads `{labels} value [timestamp]` from just after the '#'.
+func (p *lineParser[T]) readExemplar(line T, i int) (int, error) {
+	p.ex = Exemplar[T]{}
+	i = skipBlank(line, i)
+	if i == len(line) || line[i] != '{' {
+		return i, ErrExemplarLabels
+	}
+	var named Sample[T]
+	start, open := len(p.labels), i
+	i, err := p.labelSet(line, i+1, &named)
+	if err != nil {
+		return i, err
+	}
+	if len(named.Name) > 0 {
+		return open, ErrExemplarName
+	}
+	runes := 0
+	for _, l := range p.labels[start:] {
+		runes += runeCount(l.Name) + runeCount(l.Value)
+	}
+	if runes > MaxExemplarRunes {
+		return open, ErrExemplarTooLong
+	}
+	j := skipBlank(line, i)
+	end := tokenEnd(line, j)
+	v, ok := parseValue(line[j:end])
+	if !ok {
+		return j, ErrExemplarValue
+	}
+	p.ex.Value = v
+	if j = skipBlank(line, end); j == len(line) {
+		return 0, nil
+	}
+	end = tokenEnd(line, j)
+	ts, ok := parseSeconds(line[j:end])
+	if !ok {
+		return j, ErrExemplarTime
+	}
+	p.ex.Timestamp, p.ex.HasTimestamp = ts, true
+	if j = skipBlank(line, end); j < len(line) {
+		return j, ErrExemplarTrailing
+	}
+	return 0, nil
+}
+
+// timestamp reads a sample's timestamp: OpenMetrics writes seconds,
+// format 0.0.4 milliseconds (parseTimestamp tells them apart by the
+// fraction, all a page of unknown format allows).
+func (p *lineParser[T]) timestamp(b T) (int64, bool) {
+	if p.openMetrics {
+		return parseSeconds(b)
+	}
+	return parseTimestamp(b)
+}
+
+// runeCount counts UTF-8 characters as the bytes that start one.
+func runeCount[T Text](s T) int {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i]&0xC0 != 0x80 {
+			n++
+		}
+	}
+	return n
 }
 
 // sample reads `name{label="value",…} value [timestamp] [# exemplar]`, or
 // the UTF-8 form `{"name",label="value"} value`, from line[i:].
 func (p *lineParser[T]) sample(line T, i int, s *Sample[T]) (int, error) {
 	*s = Sample[T]{}
+	p.exAt = -1
 	if line[i] != '{' {
 		n := nameEnd(line, i, nameChar)
 		if n == i {
@@ -110,18 +232,25 @@ func (p *lineParser[T]) sample(line T, i int, s *Sample[T]) (int, error) {
 	}
 	s.Value = v
 	j = skipBlank(line, end)
-	if j == len(line) || line[j] == '#' {
+	if j == len(line) {
+		return 0, nil
+	}
+	if line[j] == '#' {
+		p.exAt = j
 		return 0, nil
 	}
 	end = tokenEnd(line, j)
-	ts, ok := parseTimestamp(line[j:end])
+	ts, ok := p.timestamp(line[j:end])
 	if !ok {
 		return j, ErrTimestamp
 	}
 	s.Timestamp, s.HasTimestamp = ts, true
-	// An OpenMetrics exemplar may follow; it is not read.
-	if j = skipBlank(line, end); j < len(line) && line[j] != '#' {
-		return j, ErrTrailing
+	// An OpenMetrics exemplar may follow.
+	if j = skipBlank(line, end); j < len(line) {
+		if line[j] != '#' {
+			return j, ErrTrailing
+		}
+		p.exAt = j
 	}
 	return 0, nil
 }

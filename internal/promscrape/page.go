@@ -1,6 +1,10 @@
 package promscrape
 
-import "strings"
+import (
+	"cmp"
+	"slices"
+	"strings"
+)
 
 // Page is one parsed page.
 type Page struct {
@@ -15,6 +19,32 @@ type Page struct {
 	// Absent counts the samples left out for a value of
 	// ParseOptions.AbsentValues.
 	Absent int
+
+	// Exemplars are the exemplars read (ParseOptions.OpenMetrics), in
+	// page order, each with the index of its sample in Samples.
+	Exemplars []PageExemplar
+	// ExemplarErrors are the exemplars dropped for being unreadable or
+	// misplaced, the first MaxErrors of them kept; their samples are in
+	// Samples.
+	ExemplarErrors Errors
+}
+
+// PageExemplar is an exemplar and the sample it follows.
+type PageExemplar struct {
+	Sample int // index in Page.Samples
+	Exemplar[string]
+}
+
+// Exemplar returns the exemplar of Samples[i].
+func (pg *Page) Exemplar(i int) (Exemplar[string], bool) {
+	if i < 0 || i >= len(pg.Samples) || !pg.Samples[i].HasExemplar {
+		return Exemplar[string]{}, false
+	}
+	n, ok := slices.BinarySearchFunc(pg.Exemplars, i, func(e PageExemplar, i int) int { return cmp.Compare(e.Sample, i) })
+	if !ok {
+		return Exemplar[string]{}, false
+	}
+	return pg.Exemplars[n].Exemplar, true
 }
 
 // MaxErrors is how many line errors a Page keeps.
@@ -26,6 +56,9 @@ type ParseOptions struct {
 	// value (prometheus_client prints Python's None): such lines are left
 	// out without an error, and counted in Page.Absent.
 	AbsentValues []string
+	// OpenMetrics reads the exemplars of the page (IsOpenMetrics of its
+	// Content-Type); without it they are passed over unread.
+	OpenMetrics bool
 }
 
 // Parse reads a whole page. It never fails: a line it cannot read is
@@ -36,10 +69,11 @@ func Parse(text string) Page { return ParseOptions{}.Parse(text) }
 func (o ParseOptions) Parse(text string) Page {
 	// Sized from cheap upper bounds so that neither array grows.
 	pg := Page{
-		Samples: make([]Sample[string], 0, strings.Count(text, "\n")+1),
-		Errors:  Errors{Max: MaxErrors},
+		Samples:        make([]Sample[string], 0, strings.Count(text, "\n")+1),
+		Errors:         Errors{Max: MaxErrors},
+		ExemplarErrors: Errors{Max: MaxErrors},
 	}
-	p := lineParser[string]{labels: make([]Label[string], 0, strings.Count(text, "=")), absent: o.AbsentValues}
+	p := lineParser[string]{labels: make([]Label[string], 0, strings.Count(text, "=")), absent: o.AbsentValues, openMetrics: o.OpenMetrics}
 	var (
 		s   Sample[string]
 		res lineResult[string]
@@ -57,6 +91,15 @@ func (o ParseOptions) Parse(text string) Page {
 		case lineSample:
 			s.Line = pg.Lines
 			pg.Samples = append(pg.Samples, s)
+			if s.HasExemplar {
+				pg.Exemplars = append(pg.Exemplars, PageExemplar{Sample: len(pg.Samples) - 1, Exemplar: p.ex})
+			} else if p.exErr != nil {
+				le := LineError{Line: pg.Lines, Column: p.exCol + 1, Err: p.exErr}
+				if !pg.ExemplarErrors.Full() {
+					le.Text = excerpt(strings.TrimRight(line, "\r"))
+				}
+				pg.ExemplarErrors.Add(le)
+			}
 		case lineAbsent:
 			pg.Absent++
 		case lineInvalid:

@@ -41,6 +41,9 @@ type Reader struct {
 	// AbsentValues are as in ParseOptions: samples with such a value are
 	// passed over and counted by Absent.
 	AbsentValues []string
+	// OpenMetrics reads exemplars (IsOpenMetrics of the page's
+	// Content-Type); without it they are passed over unread.
+	OpenMetrics bool
 
 	br     *bufio.Reader
 	p      lineParser[[]byte]
@@ -81,7 +84,7 @@ func (r *Reader) Next() Entry {
 			r.res = lineResult[[]byte]{err: fmt.Errorf("%w (more than %d bytes)", ErrLineTooLong, r.maxLine())}
 			return EntryInvalid
 		}
-		r.p.labels, r.p.scratch, r.p.absent = r.p.labels[:0], r.p.scratch[:0], r.AbsentValues
+		r.p.labels, r.p.scratch, r.p.absent, r.p.openMetrics = r.p.labels[:0], r.p.scratch[:0], r.AbsentValues, r.OpenMetrics
 		switch r.p.parse(raw, &r.sample, &r.res) {
 		case lineSample:
 			r.sample.Line = r.lineNo
@@ -147,6 +150,24 @@ func (r *Reader) readLine() ([]byte, bool) {
 
 // Sample is the line's sample, after EntrySample.
 func (r *Reader) Sample() *Sample[[]byte] { return &r.sample }
+
+// Exemplar is the sample's exemplar, after EntrySample when
+// Sample().HasExemplar.
+func (r *Reader) Exemplar() (Exemplar[[]byte], bool) {
+	if !r.sample.HasExemplar {
+		return Exemplar[[]byte]{}, false
+	}
+	return r.p.ex, true
+}
+
+// ExemplarError says why the sample's exemplar was dropped, after
+// EntrySample; false when there was none or it was read.
+func (r *Reader) ExemplarError() (LineError, bool) {
+	if r.p.exErr == nil {
+		return LineError{}, false
+	}
+	return LineError{Line: r.lineNo, Column: r.p.exCol + 1, Err: r.p.exErr, Text: excerpt(bytes.TrimRight(r.raw, "\r"))}, true
+}
 
 // Help is the family and its (unescaped) text, after EntryHelp.
 func (r *Reader) Help() (name, text []byte) { return r.res.name, r.p.unescapeHelp(r.res.help) }

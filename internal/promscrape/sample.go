@@ -23,6 +23,10 @@ type Sample[T Text] struct {
 	Line int
 
 	HasTimestamp bool
+	// HasExemplar: an OpenMetrics exemplar followed the sample and was
+	// read (Page.Exemplar, Reader.Exemplar). Only pages read as
+	// OpenMetrics have them.
+	HasExemplar bool
 	// Type is the declared type of the sample's family (Untyped without a
 	// # TYPE line) and Part says which of its series the line is.
 	Type MetricType
@@ -47,6 +51,33 @@ func (s *Sample[T]) Label(name string) (T, bool) {
 	var zero T
 	return zero, false
 }
+
+// Exemplar is the OpenMetrics exemplar of a sample line: `# {labels}
+// value [timestamp]` after the sample's value (a trace's trace_id and
+// span_id, usually), on a counter's _total or a histogram's _bucket line.
+type Exemplar[T Text] struct {
+	Labels []Label[T] // as written
+	Value  float64
+	// Timestamp is in milliseconds since the epoch, when HasTimestamp
+	// (OpenMetrics writes seconds with a fraction).
+	Timestamp    int64
+	HasTimestamp bool
+}
+
+// Label returns the value of the first exemplar label called name.
+func (e *Exemplar[T]) Label(name string) (T, bool) {
+	for _, l := range e.Labels {
+		if string(l.Name) == name {
+			return l.Value, true
+		}
+	}
+	var zero T
+	return zero, false
+}
+
+// MaxExemplarRunes bounds the label names and values of an exemplar
+// together, in UTF-8 characters (OpenMetrics 1.0: MUST NOT exceed 128).
+const MaxExemplarRunes = 128
 
 // MetricType is a family's type as its # TYPE line states it.
 type MetricType uint8

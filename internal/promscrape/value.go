@@ -132,6 +132,12 @@ func parseTimestamp[T Text](b T) (int64, bool) {
 		ms, err := strconv.ParseInt(string(b), 10, 64)
 		return ms, err == nil
 	}
+	return parseSeconds(b)
+}
+
+// parseSeconds reads an OpenMetrics timestamp, seconds with or without a
+// fraction, into milliseconds.
+func parseSeconds[T Text](b T) (int64, bool) {
 	sec, ok := parseValue(b)
 	if !ok || math.IsNaN(sec) || math.Abs(sec) > math.MaxInt64/1000 {
 		return 0, false

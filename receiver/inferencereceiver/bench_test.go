@@ -37,7 +37,7 @@ func BenchmarkProcessVLLM(b *testing.B) {
 	b.SetBytes(int64(len(text)))
 	b.ResetTimer()
 	for b.Loop() {
-		res := tgt.process(text, fixtureTime)
+		res := tgt.process(promscrape.Response{Text: text}, fixtureTime)
 		if res.err != nil {
 			b.Fatal(res.err)
 		}

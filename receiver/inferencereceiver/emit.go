@@ -2,6 +2,7 @@ package inferencereceiver // import "github.com/otelcol-accel/otelcol-accel/rece
 
 import (
 	"math"
+	"strings"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
@@ -145,5 +146,30 @@ func histogramPoint(dp pmetric.HistogramDataPoint, o *cumulative.Output) {
 	dp.BucketCounts().FromRaw(o.Hist.Counts)
 	if o.AttrKey != "" && o.AttrValue != "" {
 		dp.Attributes().PutStr(o.AttrKey, o.AttrValue)
+	}
+	for i := range o.Exemplars {
+		exemplar(dp.Exemplars().AppendEmpty(), &o.Exemplars[i], ts)
+	}
+}
+
+// exemplar writes a bucket's exemplar: its trace and span, its value, when
+// it was observed (the scrape's time when the server did not say), and its
+// other labels as filtered attributes.
+func exemplar(e pmetric.Exemplar, x *normalize.Exemplar, scraped pcommon.Timestamp) {
+	e.SetDoubleValue(x.Value)
+	e.SetTimestamp(scraped)
+	if x.HasTimestamp {
+		e.SetTimestamp(pcommon.Timestamp(x.Timestamp * 1e6))
+	}
+	if x.TraceID != ([16]byte{}) {
+		e.SetTraceID(x.TraceID)
+	}
+	if x.SpanID != ([8]byte{}) {
+		e.SetSpanID(x.SpanID)
+	}
+	for _, l := range x.Filtered {
+		// Copies: the labels are substrings of the whole page, which
+		// must not live on in the pipeline's batches.
+		e.FilteredAttributes().PutStr(strings.Clone(l.Name), strings.Clone(l.Value))
 	}
 }

@@ -48,16 +48,24 @@ type fakeServer struct {
 	body   string
 	status int
 	hits   int
+	// contentType is what the page is served as (default the text
+	// format's); accept is the Accept header of the last request.
+	contentType string
+	accept      string
 }
 
 func newFakeServer(t testing.TB, body string) *fakeServer {
 	f := &fakeServer{body: body, status: http.StatusOK}
 	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
-		body, status := f.body, f.status
+		body, status, ct := f.body, f.status, f.contentType
 		f.hits++
+		f.accept = r.Header.Get("Accept")
 		f.mu.Unlock()
-		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		if ct == "" {
+			ct = "text/plain; version=0.0.4; charset=utf-8"
+		}
+		w.Header().Set("Content-Type", ct)
 		w.WriteHeader(status)
 		_, _ = w.Write([]byte(body))
 	}))

@@ -80,7 +80,8 @@ func (s *inferenceScraper) start(ctx context.Context, host component.Host) error
 	// Fails only on configuration (a TLS file that cannot be read, an auth
 	// extension that is not there), never because a server is not up.
 	client, err := promscrape.NewClient(ctx, &s.cfg.ClientConfig, host, s.telemetry, promscrape.ClientOptions{
-		Accept:       promscrape.AcceptTextOrOpenMetrics,
+		// OpenMetrics first: the format with exemplars.
+		Accept:       promscrape.AcceptOpenMetricsOrText,
 		UserAgent:    s.userAgent,
 		MaxBodyBytes: s.cfg.MaxResponseBytes,
 	})
@@ -178,12 +179,12 @@ func (s *inferenceScraper) scrape(ctx context.Context) (pmetric.Metrics, error) 
 	var wg sync.WaitGroup
 	for i, t := range targets {
 		wg.Go(func() {
-			text, err := t.fetch(ctx, s.client)
+			page, err := t.fetch(ctx, s.client)
 			if err != nil {
 				results[i] = scrapeResult{err: err}
 				return
 			}
-			results[i] = t.process(text, now)
+			results[i] = t.process(page, now)
 		})
 	}
 	wg.Wait()

@@ -89,26 +89,27 @@ func failf(format string, args ...any) *fetchError {
 	return &fetchError{reason: fmt.Sprintf(format, args...)}
 }
 
-// fetch gets the target's exposition text.
-func (t *target) fetch(ctx context.Context, client *promscrape.Client) (string, error) {
+// fetch gets the target's exposition text and its format.
+func (t *target) fetch(ctx context.Context, client *promscrape.Client) (promscrape.Response, error) {
 	ctx, cancel := context.WithTimeout(ctx, t.timeout)
 	defer cancel()
-	text, err := client.Fetch(ctx, t.url)
+	resp, err := client.FetchResponse(ctx, t.url)
+	text := resp.Text
 	var (
 		status   *promscrape.StatusError
 		tooLarge *promscrape.BodyTooLargeError
 	)
 	switch {
 	case err == nil:
-		return text, nil
+		return resp, nil
 	case errors.As(err, &status):
-		return "", failf("answered HTTP %s instead of metrics", status.Status)
+		return promscrape.Response{}, failf("answered HTTP %s instead of metrics", status.Status)
 	case errors.As(err, &tooLarge):
-		return "", failf("response larger than max_response_bytes (%d)", tooLarge.Limit)
+		return promscrape.Response{}, failf("response larger than max_response_bytes (%d)", tooLarge.Limit)
 	case text != "":
-		return "", failf("response cut off after %d bytes: %s", len(text), describeNetError(err, t.timeout))
+		return promscrape.Response{}, failf("response cut off after %d bytes: %s", len(text), describeNetError(err, t.timeout))
 	}
-	return "", failf("unreachable: %s", describeNetError(err, t.timeout))
+	return promscrape.Response{}, failf("unreachable: %s", describeNetError(err, t.timeout))
 }
 
 func describeNetError(err error, timeout time.Duration) string {
@@ -127,15 +128,23 @@ func describeNetError(err error, timeout time.Duration) string {
 	return err.Error()
 }
 
-// process reads one scrape's text and folds it into the target's series.
-func (t *target) process(text string, now time.Time) scrapeResult {
+// process reads one scrape's page and folds it into the target's series.
+// An OpenMetrics page's exemplars are read; one that cannot be is reported
+// and its sample kept.
+func (t *target) process(page promscrape.Response, now time.Time) scrapeResult {
 	var res scrapeResult
-	doc := promscrape.Parse(text)
+	doc := promscrape.ParseOptions{OpenMetrics: page.OpenMetrics()}.Parse(page.Text)
 	for _, e := range doc.Errors.First {
 		res.warnings = append(res.warnings, e.Error())
 	}
 	if n := doc.Errors.Dropped(); n > 0 {
 		res.warnings = append(res.warnings, fmt.Sprintf("… and %d more unreadable lines", n))
+	}
+	for _, e := range doc.ExemplarErrors.First {
+		res.warnings = append(res.warnings, "exemplar dropped, sample kept: "+e.Error())
+	}
+	if n := doc.ExemplarErrors.Dropped(); n > 0 {
+		res.warnings = append(res.warnings, fmt.Sprintf("… and %d more exemplars dropped", n))
 	}
 	if len(doc.Samples) == 0 {
 		reason := fmt.Sprintf("answered without Prometheus metrics (%d lines, no sample readable)", doc.Lines)
@@ -160,7 +169,7 @@ func (t *target) process(text string, now time.Time) scrapeResult {
 	}
 	res.kind = kind
 
-	norm := normalize.Normalize(kind, doc.Samples, t.model)
+	norm := normalize.NormalizePage(kind, &doc, t.model)
 	if norm.Matched == 0 {
 		if t.server == ServerAuto {
 			// The server behind the endpoint changed; detect again
@@ -176,6 +185,12 @@ func (t *target) process(text string, now time.Time) scrapeResult {
 	}
 	if norm.ErrorCount > len(norm.Errors) {
 		res.warnings = append(res.warnings, fmt.Sprintf("… and %d more series dropped", norm.ErrorCount-len(norm.Errors)))
+	}
+	for _, e := range norm.ExemplarErrors {
+		res.warnings = append(res.warnings, e.Error())
+	}
+	if norm.ExemplarErrorCount > len(norm.ExemplarErrors) {
+		res.warnings = append(res.warnings, fmt.Sprintf("… and %d more exemplars without their trace", norm.ExemplarErrorCount-len(norm.ExemplarErrors)))
 	}
 	outs, errs := t.tracker.Update(now, norm.Points)
 	for _, e := range errs {

@@ -38,6 +38,9 @@ type Output struct {
 	// valid when HasDelta: the first scrape of a series has none.
 	Delta    float64
 	HasDelta bool
+	// Exemplars are the histogram's exemplars observed since the previous
+	// scrape (exemplars.go), of all its sources.
+	Exemplars []normalize.Exemplar
 }
 
 // Tracker keeps the state of one target's cumulative series. It is not safe
@@ -67,6 +70,10 @@ type source struct {
 	last    value
 	base    value // counted before the series' start time; subtracted
 	created float64
+	// exemplars are the fingerprints of the exemplars the source's
+	// buckets carried at the last scrape, by bucket bound (nil until one
+	// has any).
+	exemplars map[float64]uint64
 }
 
 // value is a counter value or a histogram.
@@ -186,6 +193,9 @@ func (t *Tracker) cumulate(k seriesKey, now time.Time, ps []*normalize.Point, ou
 	out.Start = s.start
 	out.Value = cur.v
 	out.Hist = cur.h
+	if out.Kind == normalize.KindHistogram {
+		out.Exemplars = s.freshExemplars(ps)
+	}
 	if out.Kind == normalize.KindCounter && hadPrev {
 		out.HasDelta = true
 		if resetNow {
@@ -266,6 +276,9 @@ func (t *Tracker) advance(s *series, now time.Time, ps []*normalize.Point) {
 		cur := valueOf(p)
 		src := s.sources[p.Source]
 		n := &source{last: cur, created: p.Created}
+		if src != nil {
+			n.exemplars = src.exemplars
+		}
 		switch {
 		case src == nil:
 			// A new source we know nothing about: count it from now

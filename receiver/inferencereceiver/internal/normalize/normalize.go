@@ -34,6 +34,9 @@ type Point struct {
 	// Created is when the source series started, in Unix seconds, from its
 	// _created sample; 0 when the server does not say.
 	Created float64
+	// Exemplars are the histogram's bucket exemplars (OpenMetrics pages
+	// only), in page order.
+	Exemplars []Exemplar
 }
 
 // Histogram is an explicit-bucket histogram in OTLP form: Counts has one
@@ -57,6 +60,11 @@ type Result struct {
 	// read (at most MaxErrors); ErrorCount counts all of them.
 	Errors     []error
 	ErrorCount int
+	// ExemplarErrors describe exemplars kept without their trace (a
+	// malformed trace_id or span_id), at most MaxErrors;
+	// ExemplarErrorCount counts them all.
+	ExemplarErrors     []error
+	ExemplarErrorCount int
 }
 
 // MaxErrors bounds the errors one Result keeps.
@@ -112,6 +120,8 @@ type acc struct {
 	count    float64
 	hasCount bool
 	line     int
+	// exemplars are the buckets' exemplars, in page order.
+	exemplars []Exemplar
 	// broken is set when a sample of the series could not be read: a
 	// histogram missing one bucket would misstate the distribution, so
 	// the whole series is dropped.
@@ -121,6 +131,16 @@ type acc struct {
 // Normalize maps one scrape of a server of the given kind. defaultModel
 // names the model when the server's samples carry no model label.
 func Normalize(kind string, samples []promscrape.Sample[string], defaultModel string) Result {
+	return normalize(kind, samples, nil, defaultModel)
+}
+
+// NormalizePage is Normalize of a whole page, with the exemplars of its
+// histograms' buckets.
+func NormalizePage(kind string, pg *promscrape.Page, defaultModel string) Result {
+	return normalize(kind, pg.Samples, pg.Exemplars, defaultModel)
+}
+
+func normalize(kind string, samples []promscrape.Sample[string], exemplars []promscrape.PageExemplar, defaultModel string) Result {
 	var res Result
 	idx, ok := indexes[kind]
 	if !ok {
@@ -175,6 +195,23 @@ func Normalize(kind string, samples []promscrape.Sample[string], defaultModel st
 			if err := a.add(b, s); err != nil {
 				a.broken = true
 				res.addError(err)
+				continue
+			}
+			if s.HasExemplar && b.part == partBucket && a.out.kind == KindHistogram {
+				// The exemplars are in sample order: catch up to this one.
+				for len(exemplars) > 0 && exemplars[0].Sample < i {
+					exemplars = exemplars[1:]
+				}
+				if len(exemplars) > 0 && exemplars[0].Sample == i {
+					e, err := exemplarOf(exemplars[0].Exemplar, a.buckets[len(a.buckets)-1].le, b.divisor, s)
+					if err != nil {
+						res.ExemplarErrorCount++
+						if len(res.ExemplarErrors) < MaxErrors {
+							res.ExemplarErrors = append(res.ExemplarErrors, err)
+						}
+					}
+					a.exemplars = append(a.exemplars, e)
+				}
 			}
 		}
 		if matched {
@@ -336,6 +373,7 @@ func (a *acc) point() (Point, error) {
 			return p, a.dropf("%v", err)
 		}
 		p.Hist = h
+		p.Exemplars = a.exemplars
 	}
 	return p, nil
 }

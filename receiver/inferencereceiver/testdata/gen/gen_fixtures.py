@@ -98,8 +98,15 @@ class VLLM:
     """vllm/v1/metrics/loggers.py PrometheusStatLogger (0.11 names), plus the
     deprecated 0.10 names when show_hidden is set."""
 
-    def __init__(self, reg, model, engines, show_hidden=False, buckets=None, prefix="vllm:"):
+    def __init__(self, reg, model, engines, show_hidden=False, buckets=None, prefix="vllm:", exemplars=None):
         b = buckets or {}
+        # exemplars, when set, is the random.Random that draws each
+        # request's trace and span ids (a server instrumented with
+        # OpenTelemetry passing them to observe); its own generator, so
+        # the requests and the metric values are those of the page
+        # without exemplars.
+        self.exemplars = exemplars
+        self.clock = T_START + 60
         p = prefix
         labels = ["model_name", "engine"]
         self.model, self.engines, self.show_hidden = model, engines, show_hidden
@@ -174,6 +181,13 @@ class VLLM:
     def serve(self, e, reqs, preemptions, running, waiting, kv):
         L = (self.model, e)
         for r in reqs:
+            ex = None
+            if self.exemplars:
+                ex = {"trace_id": "%032x" % self.exemplars.getrandbits(128),
+                      "span_id": "%016x" % self.exemplars.getrandbits(64)}
+                # The exemplar's timestamp is time.time() when observed.
+                self.clock = round(self.clock + 0.137, 3)
+                saved, _now[0] = _now[0], self.clock
             self.prompt.labels(*L).inc(r.prompt)
             self.generation.labels(*L).inc(r.gen)
             self.queries.labels(*L).inc(r.prompt)
@@ -181,13 +195,13 @@ class VLLM:
             self.success.labels(*L, r.reason).inc()
             self.req_prompt.labels(*L).observe(r.prompt)
             self.req_gen.labels(*L).observe(r.gen)
-            self.ttft.labels(*L).observe(r.ttft)
+            self.ttft.labels(*L).observe(r.ttft, ex)
             for s in r.steps:
-                self.itl.labels(*L).observe(s)
+                self.itl.labels(*L).observe(s, ex)
             if r.gen > 1:
-                self.tpot.labels(*L).observe(r.tpot)
-            self.e2e.labels(*L).observe(r.e2e)
-            self.queue.labels(*L).observe(r.queue)
+                self.tpot.labels(*L).observe(r.tpot, ex)
+            self.e2e.labels(*L).observe(r.e2e, ex)
+            self.queue.labels(*L).observe(r.queue, ex)
             self.prefill.labels(*L).observe(r.ttft - r.queue)
             self.iter_tokens.labels(*L).observe(min(16384, r.prompt))
             if self.show_hidden:
@@ -195,6 +209,8 @@ class VLLM:
                 self.gpu_hits.labels(*L).inc(r.cached)
                 for s in r.steps:
                     self.old_tpot.labels(*L).observe(s)
+            if ex:
+                _now[0] = saved
         self.preempt.labels(*L).inc(preemptions)
         self.running.labels(*L).set(running)
         self.waiting.labels(*L).set(waiting)
@@ -241,6 +257,39 @@ def vllm_v1():
     v.add_engine("1")
     v.serve("1", e1_after_restart, 0, 4, 0, 0.0912)
     write("vllm_v1_engine1_restarted.txt", reg)
+
+
+def vllm_v1_openmetrics():
+    """CONSTRUCTED: vllm_v1.txt's two scrapes (the same requests and
+    values) as prometheus_client's OpenMetrics exposition, which it serves
+    to an Accept naming application/openmetrics-text, with exemplars
+    (trace_id, span_id) on the latency histograms' buckets. vLLM itself
+    passes no exemplars to observe(); a server that does is written
+    exactly like this."""
+    from prometheus_client.openmetrics.exposition import generate_latest as om_latest
+    model = "meta-llama/Llama-3.1-8B-Instruct"
+    rng = random.Random(11)
+    e0 = [[Request(rng) for _ in range(n)] for n in (212, 31, 15)]
+    e1 = [[Request(rng) for _ in range(n)] for n in (200, 27)]
+
+    def write_om(name):
+        text = om_latest(reg).decode()
+        with open(f"{OUT}/{name}", "w") as f:
+            f.write(text)
+        print(f"{name}: {len(text.splitlines())} lines")
+
+    _now[0] = T_START
+    reg = CollectorRegistry()
+    python_and_process(reg)
+    http_metrics(reg, 412)
+    v = VLLM(reg, model, ["0", "1"], exemplars=random.Random(19))
+    _now[0] = T_START + 120
+    v.serve("0", e0[0], 3, 14, 3, 0.4123)
+    v.serve("1", e1[0], 1, 12, 0, 0.3871)
+    write_om("vllm_v1_openmetrics.txt")
+    v.serve("0", e0[1], 0, 16, 5, 0.4478)
+    v.serve("1", e1[1], 2, 11, 1, 0.3709)
+    write_om("vllm_v1_later_openmetrics.txt")
 
 
 def vllm_mix():
@@ -654,6 +703,7 @@ if __name__ == "__main__":
         _sglang_legacy_child()
         sys.exit()
     vllm_v1()
+    vllm_v1_openmetrics()
     vllm_mix()
     vllm_v0()
     vllm_custom_buckets()

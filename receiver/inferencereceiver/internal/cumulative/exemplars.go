@@ -1,0 +1,76 @@
+package cumulative // import "github.com/otelcol-accel/otelcol-accel/receiver/inferencereceiver/internal/cumulative"
+
+import (
+	"math"
+
+	"github.com/otelcol-accel/otelcol-accel/receiver/inferencereceiver/internal/normalize"
+)
+
+// An exemplar belongs to the interval it was observed in. A Prometheus
+// client keeps, per bucket, the exemplar of the latest observation that
+// came with one, and serves it at every scrape until a newer one replaces
+// it: repeated on every cumulative point, one slow request's trace would
+// be offered as the example of every later interval. So a series' point
+// carries the exemplars its sources' buckets did not carry at the previous
+// scrape (by fingerprint: labels, value and timestamp), and on the first
+// scrape of a series all of them, which were observed within its points'
+// span from its start. Comparing with the previous scrape, rather than
+// the exemplar's timestamp with the scrape's time, needs no clock shared
+// with the server and works for exemplars without a timestamp.
+
+// freshExemplars returns the exemplars of the sources that are new since
+// the previous scrape, and remembers this scrape's.
+func (s *series) freshExemplars(ps []*normalize.Point) []normalize.Exemplar {
+	var out []normalize.Exemplar
+	for _, p := range ps {
+		src := s.sources[p.Source]
+		if len(p.Exemplars) == 0 {
+			src.exemplars = nil
+			continue
+		}
+		prev := src.exemplars
+		cur := make(map[float64]uint64, len(p.Exemplars))
+		for i := range p.Exemplars {
+			e := &p.Exemplars[i]
+			fp := fingerprint(e)
+			if old, ok := prev[e.Bucket]; !ok || old != fp {
+				out = append(out, *e)
+			}
+			cur[e.Bucket] = fp
+		}
+		src.exemplars = cur
+	}
+	return out
+}
+
+// fingerprint is FNV-1a over what tells one exemplar from another.
+func fingerprint(e *normalize.Exemplar) uint64 {
+	const prime = 1099511628211
+	h := uint64(14695981039346656037)
+	word := func(v uint64) {
+		for i := 0; i < 8; i++ {
+			h = (h ^ (v & 0xff)) * prime
+			v >>= 8
+		}
+	}
+	bytes := func(b []byte) {
+		for _, c := range b {
+			h = (h ^ uint64(c)) * prime
+		}
+	}
+	word(math.Float64bits(e.Value))
+	word(uint64(e.Timestamp))
+	bytes(e.TraceID[:])
+	bytes(e.SpanID[:])
+	for _, l := range e.Filtered {
+		word(uint64(len(l.Name)))
+		for i := 0; i < len(l.Name); i++ {
+			h = (h ^ uint64(l.Name[i])) * prime
+		}
+		word(uint64(len(l.Value)))
+		for i := 0; i < len(l.Value); i++ {
+			h = (h ^ uint64(l.Value[i])) * prime
+		}
+	}
+	return h
+}
