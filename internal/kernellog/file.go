@@ -81,41 +81,47 @@ func (f *File) follow(ctx context.Context, resume *Position, poll time.Duration,
 	if offset > 0 {
 		lineNo = -1 // unknown: errors name the offset instead
 	}
-	for {
-		if _, err := file.Seek(offset, io.SeekStart); err != nil {
-			return resume, err
-		}
-		lr := newLineReader(file)
-		for {
-			b, n, complete, err := lr.next()
-			if errors.Is(err, errLineTooLong) {
+	// One reader for the file's life, and no read at all while the file
+	// has not grown: a follower polls every second for a file that is
+	// written a few times a day.
+	lr := newLineReader(nil)
+	for read := true; ; {
+		if read {
+			if _, err := file.Seek(offset, io.SeekStart); err != nil {
+				return resume, err
+			}
+			lr.r.Reset(file)
+			for {
+				b, n, complete, err := lr.next()
+				if errors.Is(err, errLineTooLong) {
+					offset += int64(n)
+					problem(Problem{Key: "too-long", Err: fmt.Errorf("%s at offset %d: %w", f.Path, offset-int64(n), err)})
+					continue
+				}
+				if err != nil && !errors.Is(err, io.EOF) {
+					return resume, fmt.Errorf("reading %s: %w", f.Path, err)
+				}
+				if !complete {
+					break
+				}
 				offset += int64(n)
-				problem(Problem{Key: "too-long", Err: fmt.Errorf("%s at offset %d: %w", f.Path, offset-int64(n), err)})
-				continue
+				if lineNo >= 0 {
+					lineNo++
+				}
+				pos := Position{Source: "file", Path: f.Path, Inode: ino, Offset: offset}
+				resume = &pos
+				msg := text(b)
+				if !relevant(msg) {
+					emit(Line{Pos: pos})
+					continue
+				}
+				t, rest := SplitPrefix(msg, f.Clock)
+				where := f.Path + ":" + strconv.Itoa(lineNo)
+				if lineNo < 0 {
+					where = f.Path + " at offset " + strconv.FormatInt(offset-int64(n), 10)
+				}
+				emit(Line{Time: t, Text: rest, Pos: pos, Where: where})
 			}
-			if err != nil && !errors.Is(err, io.EOF) {
-				return resume, fmt.Errorf("reading %s: %w", f.Path, err)
-			}
-			if !complete {
-				break
-			}
-			offset += int64(n)
-			if lineNo >= 0 {
-				lineNo++
-			}
-			pos := Position{Source: "file", Path: f.Path, Inode: ino, Offset: offset}
-			resume = &pos
-			msg := text(b)
-			if !relevant(msg) {
-				emit(Line{Pos: pos})
-				continue
-			}
-			t, rest := SplitPrefix(msg, f.Clock)
-			where := f.Path + ":" + strconv.Itoa(lineNo)
-			if lineNo < 0 {
-				where = f.Path + " at offset " + strconv.FormatInt(offset-int64(n), 10)
-			}
-			emit(Line{Time: t, Text: rest, Pos: pos, Where: where})
 		}
 		// At the end: wait, then see whether the path is still this file.
 		select {
@@ -124,6 +130,7 @@ func (f *File) follow(ctx context.Context, resume *Position, poll time.Duration,
 		case <-time.After(poll):
 		}
 		now, err := os.Stat(f.Path)
+		read = true
 		switch {
 		case err != nil:
 			// Rotated away and not yet recreated: keep reading what we have
@@ -135,6 +142,8 @@ func (f *File) follow(ctx context.Context, resume *Position, poll time.Duration,
 			return nil, nil
 		case now.Size() < offset:
 			offset, lineNo = 0, 0 // truncated in place
+		case now.Size() == offset:
+			read = false // nothing new
 		}
 	}
 }

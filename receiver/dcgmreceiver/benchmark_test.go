@@ -1,6 +1,9 @@
 package dcgmreceiver
 
 import (
+	"bytes"
+	"fmt"
+	"regexp"
 	"syscall"
 	"testing"
 	"time"
@@ -29,6 +32,49 @@ func BenchmarkScrapeExporter8GPU(b *testing.B) {
 	srv := serveText(b, func() []byte { return body })
 	h := start(b, exporterConfig(srv.URL), testWorld(b, nil))
 	benchmarkScrape(b, h, 8)
+}
+
+// One scrape of a 512-GPU dcgm-exporter page: the 8-GPU page's rows
+// repeated for 64 sets of GPUs with their own indices, UUIDs and bus ids,
+// the size of the load harness's largest node. What a scrape costs per
+// device, the page's fixed costs spread thin.
+func BenchmarkScrapeExporter512GPU(b *testing.B) {
+	body := repeatGPUs(b, fixture(b, "dcgm-exporter-4.x-8xh100.txt"), 64)
+	srv := serveText(b, func() []byte { return body })
+	h := start(b, exporterConfig(srv.URL), testWorld(b, nil))
+	benchmarkScrape(b, h, 512)
+}
+
+var (
+	gpuLabel  = regexp.MustCompile(`gpu="(\d+)"`)
+	uuidLabel = regexp.MustCompile(`UUID="(GPU-[0-9a-f-]+)"`)
+	busLabel  = regexp.MustCompile(`pci_bus_id="0000([0-9A-Fa-f]{4}):`)
+)
+
+// repeatGPUs writes the page's sample rows sets times, set k with GPU
+// indices shifted by k×8 and the UUIDs and PCI domains made k's own.
+func repeatGPUs(b *testing.B, page []byte, sets int) []byte {
+	b.Helper()
+	var out bytes.Buffer
+	out.Write(page)
+	for k := 1; k < sets; k++ {
+		for line := range bytes.Lines(page) {
+			if bytes.HasPrefix(line, []byte("#")) {
+				continue
+			}
+			line = gpuLabel.ReplaceAllFunc(line, func(m []byte) []byte {
+				var idx int
+				if _, err := fmt.Sscanf(string(m), `gpu="%d"`, &idx); err != nil {
+					b.Fatal(err)
+				}
+				return fmt.Appendf(nil, `gpu="%d"`, idx+8*k)
+			})
+			line = uuidLabel.ReplaceAll(line, fmt.Appendf(nil, `UUID="${1}-%02x"`, k))
+			line = busLabel.ReplaceAll(line, fmt.Appendf(nil, `pci_bus_id="%04X${1}:`, k))
+			out.Write(line)
+		}
+	}
+	return out.Bytes()
 }
 
 // benchmarkScrape reports points/s of wall time and, because the machines

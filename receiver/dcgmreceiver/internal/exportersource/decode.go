@@ -44,6 +44,7 @@ type Decoder struct {
 	HostName string
 
 	reader *promscrape.Reader
+	page   *page // reused by every Decode: a Decoder reads one response at a time
 }
 
 // LineError is a line that was skipped: its number, where reading stopped
@@ -80,8 +81,14 @@ func (d *Decoder) Decode(r io.Reader) Result {
 	var (
 		res    Result
 		labels lineLabels
-		pg     = newPage(d)
+		pg     = d.page
 	)
+	if pg == nil {
+		pg = newPage(d)
+		d.page = pg
+	} else {
+		pg.reset()
+	}
 	if d.reader == nil {
 		d.reader = promscrape.NewReader(r)
 		d.reader.MaxLineBytes = maxLineBytes

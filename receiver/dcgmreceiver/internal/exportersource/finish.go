@@ -75,7 +75,8 @@ func (p *page) mergeAliases() {
 
 // sample applies the values taken for a resource and derives the rest.
 func (p *page) sample(r *resource) model.Sample {
-	g := &group{s: model.Sample{Identity: r.id}}
+	g := &p.scratch
+	*g = group{s: model.Sample{Identity: r.id}}
 	perPod := p.applyExtra(r, &g.s)
 	for fi, c := range r.values {
 		f := &fields[fi]

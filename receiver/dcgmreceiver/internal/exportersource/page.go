@@ -31,6 +31,12 @@ type page struct {
 	migAlias map[string]int32
 	helpSec  map[string]float64
 	key, id  []byte // scratch
+	// scratch is the group sample builds in; spare the values slices of
+	// the last scrape's resources. A page lives as long as its Decoder and
+	// is reset for each response, so that a node's scrape does not
+	// allocate again per device what it allocated the last time.
+	scratch group
+	spare   [][]choice
 }
 
 func newPage(d *Decoder) *page {
@@ -38,6 +44,35 @@ func newPage(d *Decoder) *page {
 		d: d, byKey: map[string]int32{}, holders: []holder{{}}, holderIDs: map[string]int32{},
 		migAlias: map[string]int32{}, helpSec: map[string]float64{},
 	}
+}
+
+// reset readies the page for the next response: nothing of the last one
+// is kept but the room it took.
+func (p *page) reset() {
+	for _, r := range p.resources {
+		clear(r.values)
+		p.spare = append(p.spare, r.values)
+	}
+	clear(p.resources)
+	p.resources = p.resources[:0]
+	clear(p.byKey)
+	clear(p.holders)
+	p.holders = p.holders[:1]
+	clear(p.holderIDs)
+	clear(p.migAlias)
+	clear(p.helpSec)
+	p.scratch = group{}
+}
+
+// values returns a cleared slice with room for every field.
+func (p *page) values() []choice {
+	if n := len(p.spare); n > 0 {
+		v := p.spare[n-1]
+		p.spare[n-1] = nil
+		p.spare = p.spare[:n-1]
+		return v
+	}
+	return make([]choice, len(fields))
 }
 
 // resource is one GPU or MIG instance of the page.
@@ -150,7 +185,7 @@ func (p *page) lookup(kind byte, hwID []byte, create func() *resource) *resource
 		return nil
 	}
 	r.pos = int32(len(p.resources))
-	r.values = make([]choice, len(fields))
+	r.values = p.values()
 	p.resources = append(p.resources, r)
 	p.byKey[string(p.key)] = r.pos
 	return r

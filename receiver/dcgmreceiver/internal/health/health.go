@@ -79,6 +79,10 @@ type Tracker struct {
 
 	mu      sync.Mutex
 	devices map[string]*device
+	// children are the MIG instances of each GPU (hw.parent → hw.ids), so
+	// that a GPU's state and XID counts, asked for every GPU every scrape,
+	// look at its own instances rather than at every device of the node.
+	children map[string]map[string]struct{}
 	// pending are XID events held for window, in the order they were
 	// first seen, so that the other sources can join them.
 	pending []*Record
@@ -175,7 +179,7 @@ type heldXID struct {
 // from its conditions again), and forgets devices unseen for forgetAfter so
 // that memory follows the devices present, not time.
 func New(xidHold, forgetAfter time.Duration) *Tracker {
-	return &Tracker{xidHold: xidHold, forgetAfter: forgetAfter, devices: map[string]*device{}}
+	return &Tracker{xidHold: xidHold, forgetAfter: forgetAfter, devices: map[string]*device{}, children: map[string]map[string]struct{}{}}
 }
 
 func (t *Tracker) device(id model.Identity, now time.Time) *device {
@@ -183,6 +187,12 @@ func (t *Tracker) device(id model.Identity, now time.Time) *device {
 	if !ok {
 		d = &device{active: map[xid.Condition]bool{}, counts: map[int]int64{}}
 		t.devices[id.HWID] = d
+	}
+	if !ok || d.id.Parent != id.Parent {
+		if ok {
+			t.unlink(d.id)
+		}
+		t.link(id)
 	}
 	d.id = id
 	if now.After(d.lastSeen) {
@@ -549,12 +559,32 @@ func (t *Tracker) State(id model.Identity, now time.Time) string {
 	if id.Parent != "" {
 		return xid.Worse(state, t.stateLocked(id.Parent, now))
 	}
-	for hwID, d := range t.devices {
-		if d.id.Parent == id.HWID && hwID != id.HWID {
-			state = xid.Worse(state, t.stateLocked(hwID, now))
-		}
+	for hwID := range t.children[id.HWID] {
+		state = xid.Worse(state, t.stateLocked(hwID, now))
 	}
 	return state
+}
+
+// link and unlink keep children in step with the devices' parents.
+func (t *Tracker) link(id model.Identity) {
+	if id.Parent == "" || id.Parent == id.HWID {
+		return
+	}
+	c := t.children[id.Parent]
+	if c == nil {
+		c = map[string]struct{}{}
+		t.children[id.Parent] = c
+	}
+	c[id.HWID] = struct{}{}
+}
+
+func (t *Tracker) unlink(id model.Identity) {
+	if c := t.children[id.Parent]; c != nil {
+		delete(c, id.HWID)
+		if len(c) == 0 {
+			delete(t.children, id.Parent)
+		}
+	}
 }
 
 func (t *Tracker) stateLocked(hwID string, now time.Time) string {
@@ -586,11 +616,14 @@ func (t *Tracker) XIDCounts(hwID string) []XIDCount {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	total := map[int]int64{}
-	for id, d := range t.devices {
-		if id == hwID || d.id.Parent == hwID {
-			for code, n := range d.counts {
-				total[code] += n
-			}
+	if d, ok := t.devices[hwID]; ok {
+		for code, n := range d.counts {
+			total[code] += n
+		}
+	}
+	for id := range t.children[hwID] {
+		for code, n := range t.devices[id].counts {
+			total[code] += n
 		}
 	}
 	if len(total) == 0 {
@@ -607,6 +640,7 @@ func (t *Tracker) XIDCounts(hwID string) []XIDCount {
 func (t *Tracker) prune(now time.Time) {
 	for id, d := range t.devices {
 		if now.Sub(d.lastSeen) > t.forgetAfter {
+			t.unlink(d.id)
 			delete(t.devices, id)
 		}
 	}

@@ -222,6 +222,33 @@ func TestGPUCarriesItsMIGInstancesHealth(t *testing.T) {
 	assert.Nil(t, tr.XIDCounts("GPU-b"))
 }
 
+// A MIG layout changes (an instance's hw.id now names another GPU's
+// instance) and instances go away: a GPU counts the instances it has now.
+func TestGPUCountsOnlyItsCurrentInstances(t *testing.T) {
+	tr := New(10*time.Minute, time.Minute)
+	a, b := gpu("GPU-a"), gpu("GPU-b")
+	inst := model.Identity{HWID: "MIG-1", Parent: "GPU-a", PartitionType: accelschema.PartitionMIG, GPUInstanceID: 1, ComputeInstanceID: 0}
+	tr.Observe(snap(t0, healthy(a), healthy(b), model.Sample{Identity: inst}))
+	tr.ObserveEvent(model.Event{Device: inst, Time: t0, Kind: model.EventXID, Code: 95})
+	assert.Equal(t, []XIDCount{{95, 1}}, tr.XIDCounts("GPU-a"))
+	assert.Equal(t, accelschema.HWStateFailed, tr.State(a, t0))
+
+	moved := inst
+	moved.Parent = "GPU-b"
+	tr.Observe(snap(t0.Add(time.Second), healthy(a), healthy(b), model.Sample{Identity: moved}))
+	assert.Nil(t, tr.XIDCounts("GPU-a"), "no longer GPU-a's instance")
+	assert.Equal(t, accelschema.HWStateOK, tr.State(a, t0.Add(time.Second)))
+	assert.Equal(t, []XIDCount{{95, 1}}, tr.XIDCounts("GPU-b"))
+	assert.Equal(t, accelschema.HWStateFailed, tr.State(b, t0.Add(time.Second)))
+
+	// Two minutes on, only the GPUs are seen: the instance is forgotten.
+	later := t0.Add(2 * time.Minute)
+	tr.Observe(snap(later, healthy(a), healthy(b)))
+	tr.Observe(snap(later.Add(time.Second), healthy(a), healthy(b)))
+	assert.Nil(t, tr.XIDCounts("GPU-b"))
+	assert.Equal(t, 2, tr.Len())
+}
+
 // DCGM_EXP_XID_ERRORS_COUNT counts XIDs in a window: growth is what
 // happened since the last scrape, and it sees repeats of one XID.
 func TestExporterXIDWindow(t *testing.T) {
