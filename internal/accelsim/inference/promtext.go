@@ -61,9 +61,38 @@ func pyRepr(d float64) string {
 // label is one name/value pair.
 type label struct{ name, value string }
 
-// writer accumulates an exposition.
+// writer accumulates an exposition: the text format, or OpenMetrics
+// (om) with the exemplars of ex on the latency buckets at time now.
 type writer struct {
-	b []byte
+	b   []byte
+	om  bool
+	ex  *exemplars
+	now float64
+}
+
+// counterHeader writes a counter's HELP and TYPE. name ends in _total;
+// the text format declares it so, OpenMetrics without the suffix.
+func (w *writer) counterHeader(name, help string) {
+	if w.om {
+		name = strings.TrimSuffix(name, "_total")
+	}
+	w.header(name, help, "counter")
+}
+
+// createdHeader declares a series' _created samples: a gauge family of
+// their own in the text format, part of their family in OpenMetrics.
+func (w *writer) createdHeader(name, help string) {
+	if !w.om {
+		w.header(name, help, "gauge")
+	}
+}
+
+// end closes an OpenMetrics exposition.
+func (w *writer) end() []byte {
+	if w.om {
+		w.b = append(w.b, "# EOF\n"...)
+	}
+	return w.b
 }
 
 func (w *writer) header(name, help, typ string) {
@@ -80,6 +109,12 @@ func (w *writer) header(name, help, typ string) {
 
 // sample writes one line; labels are sorted as prometheus_client sorts them.
 func (w *writer) sample(name string, labels []label, v float64) {
+	w.series(name, labels, v)
+	w.b = append(w.b, '\n')
+}
+
+// series writes a sample line without its line end.
+func (w *writer) series(name string, labels []label, v float64) {
 	w.b = append(w.b, name...)
 	if len(labels) > 0 {
 		sorted := append([]label(nil), labels...)
@@ -98,7 +133,6 @@ func (w *writer) sample(name string, labels []label, v float64) {
 	}
 	w.b = append(w.b, ' ')
 	w.b = pyFloat(w.b, v)
-	w.b = append(w.b, '\n')
 }
 
 var (

@@ -22,26 +22,49 @@ type Handler struct {
 	// created is the unix time the server registered its metrics.
 	created float64
 	pages   metricspage.Buffers
+	// exemplars are those of the OpenMetrics pages (exemplar.go).
+	exemplars exemplars
 }
 
 // NewHandler serves pod p's inference server. started is when the server
 // process started (the `_created` value vLLM reports).
 func NewHandler(w *sim.World, inf *fleet.Inference, tl sim.Timeline, started time.Time) *Handler {
-	return &Handler{inf: inf, world: w, timeline: tl, created: float64(started.UnixNano()) / 1e9}
+	return &Handler{inf: inf, world: w, timeline: tl, created: float64(started.UnixNano()) / 1e9, exemplars: exemplars{pod: inf.Pod.Namespace + "/" + inf.Pod.Name}}
 }
 
-// Metrics renders the page at simulated time t.
+// Metrics renders the text page at simulated time t.
 func (h *Handler) Metrics(b []byte, t float64) []byte {
+	return h.render(&writer{b: b}, t)
+}
+
+// OpenMetrics renders the OpenMetrics page at simulated time t, the wall
+// clock reading now (unix seconds, the exemplars' timestamps): what
+// prometheus_client serves an Accept naming OpenMetrics, with exemplars on
+// the latency buckets.
+func (h *Handler) OpenMetrics(b []byte, t, now float64) []byte {
+	h.exemplars.mu.Lock()
+	defer h.exemplars.mu.Unlock()
+	return h.render(&writer{b: b, om: true, ex: &h.exemplars, now: now}, t)
+}
+
+func (h *Handler) render(w *writer, t float64) []byte {
 	s := h.world.Inference(h.inf.Pod, t)
 	if h.inf.Server == scenario.ServerSGLang {
-		return renderSGLang(b, h.inf.Model, &s)
+		return renderSGLang(w, h.inf.Model, &s)
 	}
-	return renderVLLM(b, h.inf.Model, &s, h.created)
+	return renderVLLM(w, h.inf.Model, &s, h.created)
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case "/metrics":
+		if wantsOpenMetrics(r.Header.Get("Accept")) {
+			h.pages.Serve(w, OpenMetricsContentType, func(b []byte) []byte {
+				now := h.timeline.Clock.Now()
+				return h.OpenMetrics(b, h.timeline.ElapsedAt(now), float64(now.UnixNano())/1e9)
+			})
+			return
+		}
 		h.pages.Serve(w, ContentType, func(b []byte) []byte { return h.Metrics(b, h.timeline.Elapsed()) })
 	case "/health":
 		// vLLM answers 200 with an empty body; a dead engine answers 500.

@@ -8,12 +8,11 @@ import (
 // runs prometheus_client in multiprocess mode: no `_created` samples, and
 // scheduler gauges carry the tensor-parallel rank while tokenizer-manager
 // counters and histograms carry only the model name.
-func renderSGLang(b []byte, model string, s *sim.InferenceSnapshot) []byte {
-	w := &writer{b: b}
+func renderSGLang(w *writer, model string, s *sim.InferenceSnapshot) []byte {
 	tok := []label{{"model_name", model}}
 	sched := []label{{"model_name", model}, {"tp_rank", "0"}}
 	counter := func(name, help string, v float64) {
-		w.header(name, help, "counter")
+		w.counterHeader(name, help)
 		w.sample(name, tok, v)
 	}
 	gauge := func(name, help string, v float64) {
@@ -34,5 +33,5 @@ func renderSGLang(b []byte, model string, s *sim.InferenceSnapshot) []byte {
 	gauge("sglang:gen_throughput", "The generation throughput (token/s).", s.GenThroughput)
 	gauge("sglang:num_queue_reqs", "The number of requests in the waiting queue.", float64(s.Waiting))
 	gauge("sglang:cache_hit_rate", "The prefix cache hit rate.", s.CacheHitRate)
-	return w.b
+	return w.end()
 }

@@ -11,17 +11,16 @@ import (
 
 // renderVLLM writes a vLLM /metrics page. created is the unix time the
 // server registered its metrics (the `_created` samples).
-func renderVLLM(b []byte, model string, s *sim.InferenceSnapshot, created float64) []byte {
-	w := &writer{b: b}
+func renderVLLM(w *writer, model string, s *sim.InferenceSnapshot, created float64) []byte {
 	base := []label{{"engine", "0"}, {"model_name", model}}
 	gauge := func(name, help string, v float64) {
 		w.header(name, help, "gauge")
 		w.sample(name, base, v)
 	}
 	counter := func(name, help string, v float64) {
-		w.header(name+"_total", help, "counter")
+		w.counterHeader(name+"_total", help)
 		w.sample(name+"_total", base, v)
-		w.header(name+"_created", help, "gauge")
+		w.createdHeader(name+"_created", help)
 		w.sample(name+"_created", base, created)
 	}
 	gauge("vllm:num_requests_running", "Number of requests in model execution batches.", float64(s.Running))
@@ -38,11 +37,11 @@ func renderVLLM(b []byte, model string, s *sim.InferenceSnapshot, created float6
 		name string
 		v    float64
 	}{{"stop", s.FinishedStop}, {"length", s.FinishedLen}, {"abort", s.FinishedAbort}, {"error", s.FinishedError}}
-	w.header("vllm:request_success_total", successHelp, "counter")
+	w.counterHeader("vllm:request_success_total", successHelp)
 	for _, r := range reasons {
 		w.sample("vllm:request_success_total", with(base, label{"finished_reason", r.name}), r.v)
 	}
-	w.header("vllm:request_success_created", successHelp, "gauge")
+	w.createdHeader("vllm:request_success_created", successHelp)
 	for _, r := range reasons {
 		w.sample("vllm:request_success_created", with(base, label{"finished_reason", r.name}), created)
 	}
@@ -58,7 +57,7 @@ func renderVLLM(b []byte, model string, s *sim.InferenceSnapshot, created float6
 		{"block_size", "16"}, {"cache_dtype", "auto"}, {"enable_prefix_caching", "True"}, {"engine", "0"},
 		{"gpu_memory_utilization", "0.9"}, {"num_gpu_blocks", itoa(s.MaxTotalTokens / 16)},
 	}, 1)
-	return w.b
+	return w.end()
 }
 
 // histogram writes a histogram family. With created (prometheus_client's
@@ -67,18 +66,26 @@ func renderVLLM(b []byte, model string, s *sim.InferenceSnapshot, created float6
 // order is _sum, buckets, _count.
 func histogram(w *writer, name, help string, labels []label, h *sim.Histogram, created float64, withCreated bool) {
 	w.header(name, help, "histogram")
+	line := func(i int, le string, v float64) {
+		w.series(name+"_bucket", with(labels, label{"le", le}), v)
+		if w.om && w.ex != nil {
+			if x, ok := w.ex.bucket(name, h, i, w.now); ok {
+				w.b = appendExemplar(w.b, x)
+			}
+		}
+		w.b = append(w.b, '\n')
+	}
 	bucket := func() {
 		for i, bound := range h.Bounds {
-			le := string(pyFloat(nil, bound))
-			w.sample(name+"_bucket", with(labels, label{"le", le}), h.Cumulative[i])
+			line(i, string(pyFloat(nil, bound)), h.Cumulative[i])
 		}
-		w.sample(name+"_bucket", with(labels, label{"le", "+Inf"}), h.Count)
+		line(len(h.Bounds), "+Inf", h.Count)
 	}
 	if withCreated {
 		bucket()
 		w.sample(name+"_count", labels, h.Count)
 		w.sample(name+"_sum", labels, h.Sum)
-		w.header(name+"_created", help, "gauge")
+		w.createdHeader(name+"_created", help)
 		w.sample(name+"_created", labels, created)
 		return
 	}
