@@ -127,9 +127,16 @@ type DiscoveryConfig struct {
 func createDefaultConfig() *Config {
 	cc := scraperhelper.NewDefaultControllerConfig()
 	cc.CollectionInterval = defaultCollectionInterval
+	client := confighttp.NewDefaultClientConfig()
+	// A connection kept for every server, however many the node runs: the
+	// default cap of 100 idle connections for the whole client made a node
+	// with more servers than that dial the rest again every scrape.
+	if ka := client.Keepalive.Get(); ka != nil {
+		ka.MaxIdleConns = 0
+	}
 	return &Config{
 		ControllerConfig: cc,
-		ClientConfig:     confighttp.NewDefaultClientConfig(),
+		ClientConfig:     client,
 		Discovery: DiscoveryConfig{
 			APIConfig:             k8sclient.APIConfig{AuthType: k8sclient.AuthServiceAccount},
 			AnnotationPrefix:      defaultAnnotationPrefix,

@@ -1,6 +1,7 @@
 package inferencereceiver
 
 import (
+	"net/http"
 	"path/filepath"
 	"testing"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/component/componenttest"
 	"go.opentelemetry.io/collector/confmap"
 	"go.opentelemetry.io/collector/confmap/confmaptest"
 
@@ -146,4 +148,20 @@ func TestInvalidConfigs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A node with more servers than http.Transport's default 100 idle
+// connections keeps one for each: as configured by a collector config that
+// says nothing of keep-alives, the client caps neither.
+func TestClientKeepsAConnectionPerServer(t *testing.T) {
+	cfg := NewFactory().CreateDefaultConfig().(*Config)
+	require.NoError(t, confmap.NewFromStringMap(map[string]any{"collection_interval": "10s"}).Unmarshal(cfg))
+	set := componenttest.NewNopTelemetrySettings()
+	set.MeterProvider, set.TracerProvider = nil, nil // no otelhttp wrapper: the transport itself
+	hc, err := cfg.ToClient(t.Context(), nil, set)
+	require.NoError(t, err)
+	tr, ok := hc.Transport.(*http.Transport)
+	require.Truef(t, ok, "client transport is %T", hc.Transport)
+	assert.False(t, tr.DisableKeepAlives)
+	assert.Zero(t, tr.MaxIdleConns, "no cap on idle connections across servers")
 }
