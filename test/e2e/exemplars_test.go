@@ -1,0 +1,90 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/otelcol-accel/otelcol-accel/internal/e2etest"
+)
+
+// exemplarOnBucket is a latency bucket line of the gateway's OpenMetrics
+// page with an exemplar naming a trace and span; group 1 is the pod.
+var exemplarOnBucket = regexp.MustCompile(`^gen_ai_server_time_to_first_token_seconds_bucket\{[^}]*k8s_pod_name="([^"]+)"[^}]*\} \S+ # \{[^}]*(span_id="[0-9a-f]{16}"[^}]*trace_id="[0-9a-f]{32}"|trace_id="[0-9a-f]{32}"[^}]*span_id="[0-9a-f]{16}")[^}]*\} \S+`)
+
+// An exemplar the simulated vLLM and SGLang servers put on a latency bucket
+// (OpenMetrics, asked for by the agent's inference receiver) reaches the
+// gateway over OTLP and comes out of its Prometheus exporter, which shows
+// exemplars under OpenMetrics only (enable_open_metrics, layered here).
+func TestExemplarsReachTheGateway(t *testing.T) {
+	overlay := filepath.Join(t.TempDir(), "openmetrics.yaml")
+	if err := os.WriteFile(overlay, []byte("exporters:\n  prometheus:\n    enable_open_metrics: true\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fleet := e2etest.StartFleet(t, e2etest.FleetOptions{
+		Sim:            e2etest.SimOptions{Speed: 20},
+		Nodes:          []string{"gpu-h100-a"}, // vllm-llama and sglang-qwen
+		GatewayConfigs: []string{overlay},
+	})
+	want := map[string]bool{"vllm-llama-6b9f7d4c8-k2x7p": false, "sglang-qwen-0": false}
+	var last string
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(3 * time.Second) {
+		page, err := scrapeOpenMetrics(fleet.Gateway.PrometheusURL())
+		if err != nil {
+			last = err.Error()
+			continue
+		}
+		for line := range strings.Lines(page) {
+			if m := exemplarOnBucket.FindStringSubmatch(line); m != nil {
+				if _, ok := want[m[1]]; ok {
+					want[m[1]] = true
+				}
+			}
+		}
+		if want["vllm-llama-6b9f7d4c8-k2x7p"] && want["sglang-qwen-0"] {
+			return
+		}
+		last = "exemplars seen: " + strings.TrimSpace(strings.Join(func() []string {
+			var out []string
+			for pod, seen := range want {
+				if seen {
+					out = append(out, pod)
+				}
+			}
+			return out
+		}(), ", "))
+	}
+	t.Fatalf("after 2 minutes the gateway shows no TTFT exemplar with a trace for every inference pod (%v); last: %s", want, last)
+}
+
+func scrapeOpenMetrics(url string) (string, error) {
+	req, err := http.NewRequest(http.MethodGet, url, http.NoBody)
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Accept", "application/openmetrics-text;version=1.0.0")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
+	}
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/openmetrics-text") {
+		return "", &contentTypeError{ct}
+	}
+	return string(b), nil
+}
+
+type contentTypeError struct{ got string }
+
+func (e *contentTypeError) Error() string { return "gateway answered " + e.got + ", not OpenMetrics" }
