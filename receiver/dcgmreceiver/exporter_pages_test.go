@@ -121,8 +121,12 @@ func TestExporterPerPodCopies(t *testing.T) {
 }
 
 // dcgm-exporter 4.5+ with KUBERNETES_VIRTUAL_GPUS measures utilization and
-// memory per pod on a shared GPU. With per_pod_usage they are points per
-// pod, and the GPU has no total of them beside those.
+// memory per pod on a shared GPU, and keeps the GPU's own row of both beside
+// the pods' (NVIDIA/dcgm-exporter internal/pkg/transformation,
+// createPerProcessMetrics: only GPU_UTIL and FB_USED; every other field is
+// copied on each pod's row). With per_pod_usage they are points per pod,
+// and the GPU has no total of them beside those; the GPU's own FB_USED row
+// still gives its memory size.
 func TestExporterPerPodUsage(t *testing.T) {
 	md := scrapeFixture(t, "dcgm-exporter-4.5-virtual-gpus.txt", func(c *Config) { c.PerPodUsage = true })
 	compareMetricsGolden(t, "dcgm-exporter-4.5-virtual-gpus.yaml", md)
@@ -138,8 +142,8 @@ func TestExporterPerPodUsage(t *testing.T) {
 		"{accelerator.consumer.pod=chat/llama-8b-6d5c4b-x1y2z}": 18432 * mibF,
 		"{accelerator.consumer.pod=eval/judge-runner-k3l4m}":    0,
 	}, points(t, md, shared, accelschema.MetricGPUMemoryUsage))
-	assert.NotContains(t, metricNames(t, md, shared), accelschema.MetricGPUMemoryLimit,
-		"the page has no GPU-wide memory use to add to free and reserved (DCGM_FI_DEV_FB_TOTAL would give it)")
+	assert.Equal(t, (36545.0+9024+530)*mibF, value(t, md, shared, accelschema.MetricGPUMemoryLimit),
+		"the GPU's own FB_USED row, with free and reserved, is its size")
 	assert.Equal(t, map[string]float64{"{}": 214.338}, points(t, md, shared, accelschema.MetricPower))
 	assert.Empty(t, attr(t, md, shared, accelschema.AttrK8sPodName))
 
@@ -150,9 +154,9 @@ func TestExporterPerPodUsage(t *testing.T) {
 	// Without per_pod_usage the rows are read as copies: one value.
 	md = scrapeFixture(t, "dcgm-exporter-4.5-virtual-gpus.txt", nil)
 	require.Empty(t, countcheck.Violations(md))
-	assert.Equal(t, map[string]float64{"{hw.gpu.task=general}": 0.21}, points(t, md, shared, accelschema.MetricGPUUtilization),
-		"the row of the first holder by namespace and pod")
-	assert.Equal(t, (17920.0+9024+530)*mibF, value(t, md, shared, accelschema.MetricGPUMemoryLimit))
+	assert.Equal(t, map[string]float64{"{hw.gpu.task=general}": 0.58}, points(t, md, shared, accelschema.MetricGPUUtilization),
+		"the GPU's own row, before any holder's")
+	assert.Equal(t, (36545.0+9024+530)*mibF, value(t, md, shared, accelschema.MetricGPUMemoryLimit))
 }
 
 // Labels are read by name, whatever their order; a family mixes rows with

@@ -25,7 +25,7 @@ func TestDemoLatencyRegressionsNameTheirCause(t *testing.T) {
 		// 60× speed, as make run: baselines warm within a minute of wall
 		// time, the regressions come 90 s after the simulator starts.
 		Sim:   e2etest.SimOptions{Speed: 60},
-		Nodes: []string{"gpu-h100-a", "gpu-a100-a", "gpu-h200-a"},
+		Nodes: []string{"gpu-h100-a", "gpu-a100-a", "gpu-l4-a", "gpu-h200-a"},
 		// demo-gateway.yaml's console, on a port of its own.
 		GatewayEnv: []string{"OTELCOL_ACCEL_INSIGHTS_ENDPOINT=" + e2etest.FreeEndpoint(t)},
 	})
@@ -33,15 +33,17 @@ func TestDemoLatencyRegressionsNameTheirCause(t *testing.T) {
 		"chat/llm-serving":  accelschema.CauseKVCachePressure,
 		"search/vllm-llama": accelschema.CauseThrottling,
 		"search/vllm-embed": accelschema.CauseUnhealthyDevice,
-		// support/vllm-faq's noisy neighbour needs per-pod readings of the
-		// time-sliced L4 (fleet.yaml: virtual_gpus, off until the gateway
-		// counts per-pod utilization once): without them no cause may be
-		// named, and none is checked here.
+		// The time-sliced L4 GPU 2 it shares with a batch job that starts
+		// at 90m, read per pod (fleet.yaml: the L4 node's virtual_gpus, the
+		// agent's per_pod_usage).
+		"support/vllm-faq": accelschema.CauseNoisyNeighbour,
 	}
 	evidence := map[string]string{
 		accelschema.CauseKVCachePressure: "kv_cache_usage=",
 		accelschema.CauseThrottling:      "throttle_thermal=",
 		accelschema.CauseUnhealthyDevice: "xid_events=",
+		// The other consumer's activity on the same device.
+		accelschema.CauseNoisyNeighbour: "neighbour_activity=",
 	}
 	var got map[string][]map[string]any
 	named := func(ep string) map[string]any {

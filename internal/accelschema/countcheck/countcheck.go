@@ -55,10 +55,11 @@ type checker struct {
 	// partition-scoped series on a device's own resource, and on resources
 	// whose parent is that device.
 	onParent map[string]map[seriesKey]bool
-	onChild  map[string]map[seriesKey]string
-	// partition-scoped metrics a device's own resource reports as a total
-	// (points without process.pid or accelerator.consumer.pod): its
-	// partitions and copies must not report them in any form.
+	onChild  map[string]map[seriesKey]childSeries
+	// partition-scoped quantities a device's own resource reports as a
+	// total (points without process.pid or accelerator.consumer.pod): its
+	// partitions and copies must not report them in any form. A quantity
+	// is a metric and the engine it measures (totalKey).
 	parentTotals map[string]map[string]bool
 	// shares per physical device and price time (a batch may hold several
 	// scrapes of one device).
@@ -69,7 +70,7 @@ func newChecker() *checker {
 	return &checker{
 		device:   map[string]map[sampleKey]int{},
 		onParent: map[string]map[seriesKey]bool{},
-		onChild:  map[string]map[seriesKey]string{},
+		onChild:  map[string]map[seriesKey]childSeries{},
 
 		parentTotals: map[string]map[string]bool{},
 		shares:       map[shareKey]float64{},
@@ -111,10 +112,10 @@ func (c *checker) resource(rm pmetric.ResourceMetrics) {
 					if c.parentTotals[physical] == nil {
 						c.parentTotals[physical] = map[string]bool{}
 					}
-					c.parentTotals[physical][m.Name()] = true
+					c.parentTotals[physical][totalKey(m.Name(), points)] = true
 				}
-			} else if _, dup := setStr(c.onChild, physical)[key]; !dup {
-				c.onChild[physical][key] = ident
+			} else if _, dup := setChild(c.onChild, physical)[key]; !dup {
+				c.onChild[physical][key] = childSeries{ident, totalKey(m.Name(), points)}
 			}
 		case accelschema.CountedPerShare:
 			if m.Name() == accelschema.MetricPrice {
@@ -148,14 +149,14 @@ func (c *checker) finish() []string {
 		}
 	}
 	for dev, series := range c.onChild {
-		totalReported := map[string]bool{} // one line per metric and device
+		totalReported := map[string]bool{} // one line per quantity and device
 		for k, child := range series {
 			switch {
 			case c.onParent[dev][k]:
-				c.addf("%s%s is on device %s and again on its partition or copy %s", k.metric, k.points, dev, child)
-			case c.parentTotals[dev][k.metric] && !totalReported[k.metric]:
-				totalReported[k.metric] = true
-				c.addf("%s is reported as a total on device %s and again by its partition or copy %s", k.metric, dev, child)
+				c.addf("%s%s is on device %s and again on its partition or copy %s", k.metric, k.points, dev, child.ident)
+			case c.parentTotals[dev][child.total] && !totalReported[child.total]:
+				totalReported[child.total] = true
+				c.addf("%s is reported as a total on device %s and again by its partition or copy %s", child.total, dev, child.ident)
 			}
 		}
 	}
@@ -174,6 +175,32 @@ func (c *checker) finish() []string {
 
 func (c *checker) addf(format string, args ...any) {
 	c.out = append(c.out, fmt.Sprintf(format, args...))
+}
+
+// childSeries is a partition's or copy's series: which resource, and the
+// quantity it measures.
+type childSeries struct {
+	ident, total string
+}
+
+// totalKey names the quantity a point measures: its metric, and for
+// hw.gpu.utilization the engine (hw.gpu.task). A GPU's video encoder and
+// decoder are engines of the device itself, measured for the whole GPU
+// (neither NVML nor dcgm-exporter reads them per pod or process); a
+// time-sliced GPU keeps them on its own resource while its pods' own
+// utilization of the compute engine is on their copies, and neither
+// counts the other. Any other attribute (a memory category, a process)
+// splits one quantity, so a total of it beside a partition's series of
+// it is counted twice.
+func totalKey(metric string, points pcommon.Map) string {
+	if metric != accelschema.MetricGPUUtilization {
+		return metric
+	}
+	task := accelschema.GPUTaskGeneral
+	if v, ok := points.Get(accelschema.AttrHWGPUTask); ok {
+		task = v.AsString()
+	}
+	return metric + "{" + accelschema.AttrHWGPUTask + "=" + task + "}"
 }
 
 // perConsumer: a point measured for one process or pod, which may stay on
@@ -298,9 +325,9 @@ func setBool(m map[string]map[seriesKey]bool, k string) map[seriesKey]bool {
 	return m[k]
 }
 
-func setStr(m map[string]map[seriesKey]string, k string) map[seriesKey]string {
+func setChild(m map[string]map[seriesKey]childSeries, k string) map[seriesKey]childSeries {
 	if m[k] == nil {
-		m[k] = map[seriesKey]string{}
+		m[k] = map[seriesKey]childSeries{}
 	}
 	return m[k]
 }

@@ -104,3 +104,49 @@ func TestDeviceTotalBesideItsPartitionsIsAViolation(t *testing.T) {
 		t.Fatalf("want the total-beside-partition violation, got:\n%s", got)
 	}
 }
+
+// gauge adds one point of name with the given attributes to a resource of md.
+func gauge(md pmetric.Metrics, resource int, name string, v float64, attrs map[string]any) {
+	m := md.ResourceMetrics().At(resource).ScopeMetrics().At(0).Metrics().AppendEmpty()
+	m.SetName(name)
+	dp := m.SetEmptyGauge().DataPoints().AppendEmpty()
+	dp.SetTimestamp(pcommon.Timestamp(1e9))
+	dp.SetDoubleValue(v)
+	_ = dp.Attributes().FromRaw(attrs)
+}
+
+// A time-sliced GPU under dcgm-exporter's KUBERNETES_VIRTUAL_GPUS: its video
+// encoder and decoder utilization are the device's (on its own resource),
+// each pod's own utilization of the compute engine is on the pod's copy.
+// They are other engines: nothing is counted twice. A compute (general)
+// total beside the pods' own readings is, and so is the encoder's on the
+// device and again on a copy.
+func TestEncoderUtilizationOnTheDeviceBesideThePodsOwn(t *testing.T) {
+	shared := func() pmetric.Metrics {
+		md := build(device(nil), copyOf("0", 0.25, nil), copyOf("1", 0.25, nil))
+		gauge(md, 0, accelschema.MetricGPUUtilization, 0.1, map[string]any{accelschema.AttrHWGPUTask: accelschema.GPUTaskEncoder})
+		gauge(md, 0, accelschema.MetricGPUUtilization, 0, map[string]any{accelschema.AttrHWGPUTask: accelschema.GPUTaskDecoder})
+		gauge(md, 1, accelschema.MetricGPUUtilization, 0.7, map[string]any{accelschema.AttrHWGPUTask: accelschema.GPUTaskGeneral, accelschema.AttrConsumerPod: "ns/p"})
+		gauge(md, 2, accelschema.MetricGPUUtilization, 0.2, map[string]any{accelschema.AttrHWGPUTask: accelschema.GPUTaskGeneral, accelschema.AttrConsumerPod: "ns/q"})
+		return md
+	}
+	if v := Violations(shared()); len(v) != 0 {
+		t.Fatalf("the device's encoder/decoder beside its pods' own utilization: %v", v)
+	}
+
+	total := shared()
+	gauge(total, 0, accelschema.MetricGPUUtilization, 0.9, map[string]any{accelschema.AttrHWGPUTask: accelschema.GPUTaskGeneral})
+	if got := strings.Join(Violations(total), "\n"); !strings.Contains(got, "hw.gpu.utilization{hw.gpu.task=general} is reported as a total on device") {
+		t.Errorf("a compute total beside the pods' own: want the total-beside-copy violation, got:\n%s", got)
+	}
+	untagged := shared()
+	gauge(untagged, 0, accelschema.MetricGPUUtilization, 0.9, nil)
+	if got := strings.Join(Violations(untagged), "\n"); !strings.Contains(got, "hw.gpu.utilization{hw.gpu.task=general} is reported as a total on device") {
+		t.Errorf("a total without hw.gpu.task is the compute engine's: want the total-beside-copy violation, got:\n%s", got)
+	}
+	onCopy := shared()
+	gauge(onCopy, 1, accelschema.MetricGPUUtilization, 0.1, map[string]any{accelschema.AttrHWGPUTask: accelschema.GPUTaskEncoder, accelschema.AttrConsumerPod: "ns/p"})
+	if got := strings.Join(Violations(onCopy), "\n"); !strings.Contains(got, "hw.gpu.utilization{hw.gpu.task=encoder} is reported as a total on device") {
+		t.Errorf("the encoder on the device and again on a copy: want the total-beside-copy violation, got:\n%s", got)
+	}
+}

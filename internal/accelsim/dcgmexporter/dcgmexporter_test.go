@@ -145,29 +145,48 @@ func TestLostGPUReportsOnlyItsLastXID(t *testing.T) {
 
 // The exporter's default Kubernetes mode keeps one pod per device, the last
 // one in the kubelet's list; nvidia.com/gpu.shared is not mapped at all.
-// With virtual_gpus (KUBERNETES_VIRTUAL_GPUS, the demo's L4 node) a
-// time-sliced GPU has a row per pod with that pod's own utilization and
-// memory, and the device's other fields copied.
+// With virtual_gpus (KUBERNETES_VIRTUAL_GPUS, the demo's L4 node) the page
+// is dcgm-exporter's (internal/pkg/transformation, toDeviceToSharingPods
+// and createPerProcessMetrics): GPU_UTIL and FB_USED keep the GPU's own row
+// beside one row per pod and replica (vgpu) with that pod's own reading and
+// its pod_uid; every other field is copied on each pod's row, with no row
+// of the GPU's own.
 func TestKubernetesMapping(t *testing.T) {
 	f := simtest.DemoFleet(t, 0)
 	fams, _ := page(t, f, "gpu-l4-a", 60)
 	g0 := find(fams["DCGM_FI_DEV_GPU_UTIL"], map[string]string{"gpu": "0"})
-	if len(g0) != 1 || labelsOf(g0[0])["pod"] != "vllm-support-7f6c5d8b9-d3e4f" {
-		t.Errorf("time-sliced GPU 0 (two pods): %v", g0)
+	if len(g0) != 3 || labelsOf(g0[0])["pod"] != "" || labelsOf(g0[1])["pod"] != "vllm-support-7f6c5d8b9-a1b2c" ||
+		labelsOf(g0[2])["pod"] != "vllm-support-7f6c5d8b9-d3e4f" || labelsOf(g0[2])["vgpu"] != "1" || labelsOf(g0[2])["pod_uid"] == "" {
+		t.Errorf("demo L4 GPU 0 (two pods, virtual GPUs): %v", g0)
 	}
-	if g3 := find(fams["DCGM_FI_DEV_GPU_UTIL"], map[string]string{"gpu": "3"}); labelsOf(g3[0])["pod"] != "" {
-		t.Errorf("unallocated GPU 3 has a pod: %v", labelsOf(g3[0]))
+	// sglang-small-0 holds replicas 0 and 1 of GPU 1: two rows, each with
+	// the pod's reading (the GPU's: it is the only pod).
+	g1 := find(fams["DCGM_FI_DEV_GPU_UTIL"], map[string]string{"gpu": "1", "pod": "sglang-small-0"})
+	if len(g1) != 2 || labelsOf(g1[0])["vgpu"] != "0" || labelsOf(g1[1])["vgpu"] != "1" || value(g1[0]) != value(g1[1]) {
+		t.Errorf("demo L4 GPU 1 (one pod, two replicas): %v", g1)
+	}
+	if own := find(fams["DCGM_FI_DEV_GPU_UTIL"], map[string]string{"gpu": "1", "pod": ""}); len(own) != 1 || len(g1) > 0 && value(own[0]) != value(g1[0]) {
+		t.Errorf("demo L4 GPU 1: the GPU's own row %v beside its one pod's %v", own, g1)
+	}
+	if g3 := find(fams["DCGM_FI_DEV_GPU_UTIL"], map[string]string{"gpu": "3"}); len(g3) != 1 || labelsOf(g3[0])["pod"] != "" {
+		t.Errorf("unallocated GPU 3: %v", g3)
 	}
 	fams, _ = page(t, virtualGPUs(t), "l4", 60)
 	v0 := find(fams["DCGM_FI_DEV_GPU_UTIL"], map[string]string{"gpu": "0"})
-	if len(v0) != 2 || labelsOf(v0[0])["pod"] != "p" || labelsOf(v0[1])["pod"] != "q" {
+	if len(v0) != 3 || labelsOf(v0[0])["pod"] != "" || labelsOf(v0[1])["pod"] != "p" || labelsOf(v0[2])["pod"] != "q" {
 		t.Errorf("time-sliced GPU 0 (two pods, virtual GPUs): %v", v0)
 	}
-	if len(v0) == 2 && value(v0[0]) == value(v0[1]) {
-		t.Errorf("per-pod utilization is each pod's own, got %v and %v", value(v0[0]), value(v0[1]))
+	if len(v0) == 3 && value(v0[1]) == value(v0[2]) {
+		t.Errorf("per-pod utilization is each pod's own, got %v and %v", value(v0[1]), value(v0[2]))
 	}
-	if clk := find(fams["DCGM_FI_DEV_SM_CLOCK"], map[string]string{"gpu": "0"}); len(clk) != 2 || value(clk[0]) != value(clk[1]) {
-		t.Errorf("a device field is copied on every pod's row: %v", clk)
+	if mem := find(fams["DCGM_FI_DEV_FB_USED"], map[string]string{"gpu": "0"}); len(mem) != 3 || labelsOf(mem[0])["pod"] != "" ||
+		labelsOf(mem[1])["pod_uid"] == "" {
+		t.Errorf("FB_USED: the GPU's own row and one per pod: %v", mem)
+	}
+	clk := find(fams["DCGM_FI_DEV_SM_CLOCK"], map[string]string{"gpu": "0"})
+	if len(clk) != 2 || value(clk[0]) != value(clk[1]) || labelsOf(clk[0])["pod"] != "p" || labelsOf(clk[1])["vgpu"] != "1" ||
+		labelsOf(clk[0])["pod_uid"] != "" {
+		t.Errorf("a device field is copied on every pod's row, and only there: %v", clk)
 	}
 	lastHolder := simtest.Fleet(t, `nodes:
   - name: l4

@@ -25,9 +25,16 @@ type row struct {
 	attrs []kv
 	// attrText is attrs rendered: `,container="…",namespace="…",pod="…"`.
 	attrText []byte
-	// pod is the row's pod on a GPU shared by time-slicing, under
-	// virtual_gpus: its GPU_UTIL and FB_USED are that pod's own.
-	pod *fleet.Pod
+	// pod is the row's pod on a GPU under virtual_gpus: its GPU_UTIL and
+	// FB_USED are that pod's own, labelled podAttrText (attrText and the
+	// pod's pod_uid, as dcgm-exporter labels its per-process rows).
+	pod         *fleet.Pod
+	podAttrText []byte
+	// perProcessOnly is the GPU's own row under virtual_gpus: printed only
+	// for GPU_UTIL and FB_USED, the device-level value dcgm-exporter keeps
+	// beside the per-pod rows of those two (every other field it prints
+	// only once per pod).
+	perProcessOnly bool
 }
 
 type kv struct{ k, v string }
@@ -54,9 +61,9 @@ func NewRenderer(n *fleet.Node) *Renderer {
 	if opts.KubernetesDRA {
 		dra = draMapping(n, opts.OldNamespace)
 	}
-	var shared map[*fleet.GPU][]fleet.Holder
+	var virtual map[*fleet.GPU][]virtualHolder
 	if opts.VirtualGPUs && opts.KubernetesEnabled() {
-		shared = sharedHolders(n)
+		virtual = virtualHolders(n)
 	}
 	entity := 0
 	add := func(g *fleet.GPU, mi *fleet.MIGInstance) {
@@ -92,11 +99,18 @@ func NewRenderer(n *fleet.Node) *Renderer {
 		b.WriteString(n.DriverVersion)
 		b.WriteString(`"`)
 		labels := []byte(b.String())
-		if hs := shared[g]; mi == nil && len(hs) > 0 {
+		if hs := virtual[g]; mi == nil && len(hs) > 0 {
+			r.rows = append(r.rows, row{entity: entity, labels: labels, perProcessOnly: true})
 			for _, h := range hs {
-				attrs := podAttrs(h.Pod, h.Container.Name, opts.OldNamespace)
+				attrs := podAttrs(h.pod, h.container, opts.OldNamespace)
+				if h.vgpu != "" {
+					attrs = append(attrs, kv{"vgpu", h.vgpu})
+				}
 				sort.Slice(attrs, func(i, j int) bool { return attrs[i].k < attrs[j].k })
-				r.rows = append(r.rows, row{entity: entity, labels: labels, attrs: attrs, attrText: renderAttrs(nil, attrs), pod: h.Pod})
+				withUID := append(append([]kv(nil), attrs...), kv{"pod_uid", h.pod.UID})
+				sort.Slice(withUID, func(i, j int) bool { return withUID[i].k < withUID[j].k })
+				r.rows = append(r.rows, row{entity: entity, labels: labels, attrs: attrs, attrText: renderAttrs(nil, attrs),
+					pod: h.pod, podAttrText: renderAttrs(nil, withUID)})
 			}
 			entity++
 			return
@@ -166,12 +180,17 @@ func (r *Renderer) Render(b []byte, entities []sim.Entity) []byte {
 			if rw.mig && !f.onMIG {
 				continue
 			}
+			perProcess := f.id == gpuUtilFieldID || f.id == fbUsedFieldID
+			if rw.perProcessOnly && !perProcess {
+				continue
+			}
 			iv, fv, ok := f.get(s)
 			if !ok {
 				continue
 			}
-			if rw.pod != nil && (f.id == gpuUtilFieldID || f.id == fbUsedFieldID) {
-				iv = podReading(&entities[rw.entity], rw.pod, f.id)
+			attrText := rw.attrText
+			if rw.pod != nil && perProcess {
+				iv, attrText = podReading(&entities[rw.entity], rw.pod, f.id, iv), rw.podAttrText
 			}
 			if later != nil && rw.lag > 0 {
 				iv, fv = later(s, rw.lag, rw.key)
@@ -181,7 +200,7 @@ func (r *Renderer) Render(b []byte, entities []sim.Entity) []byte {
 			if f.id == xidFieldID {
 				b = renderAttrs(b, mergeXID(rw.attrs, iv))
 			} else {
-				b = append(b, rw.attrText...)
+				b = append(b, attrText...)
 			}
 			b = append(b, '}', ' ')
 			if f.isF {
@@ -204,8 +223,13 @@ const (
 	fbUsedFieldID  = 252
 )
 
-// podReading is one pod's own GPU_UTIL or FB_USED on a shared GPU.
-func podReading(e *sim.Entity, p *fleet.Pod, field int) int64 {
+// podReading is one pod's own GPU_UTIL or FB_USED on a GPU: its share of
+// the device's processes where several pods use it, else the device's
+// value (own), which is then the one pod's.
+func podReading(e *sim.Entity, p *fleet.Pod, field int, own int64) int64 {
+	if len(e.PerPod) == 0 {
+		return own
+	}
 	for _, u := range e.PerPod {
 		if u.Pod == p {
 			if field == gpuUtilFieldID {
@@ -217,27 +241,40 @@ func podReading(e *sim.Entity, p *fleet.Pod, field int) int64 {
 	return 0
 }
 
-// sharedHolders are, per whole GPU that several pods share by
-// time-slicing, one holder per pod (its first container holding a
-// replica), in the kubelet's order: dcgm-exporter's KUBERNETES_VIRTUAL_GPUS
-// rows.
-func sharedHolders(n *fleet.Node) map[*fleet.GPU][]fleet.Holder {
-	out := map[*fleet.GPU][]fleet.Holder{}
+// virtualHolder is one row's holder under virtual_gpus.
+type virtualHolder struct {
+	pod       *fleet.Pod
+	container string
+	vgpu      string // the replica of a time-sliced GPU; "" for a whole one
+}
+
+// virtualHolders are, per whole GPU, its holders as dcgm-exporter's
+// KUBERNETES_VIRTUAL_GPUS mapping (toDeviceToSharingPods) sees them: one
+// per container and nvidia.com/gpu device id, in the kubelet's order, so
+// a pod holding two replicas of one GPU has two (vgpu "0" and "1").
+// Renamed replicas (nvidia.com/gpu.shared) are not nvidia.com/gpu and stay
+// unmapped, as in the default mapping.
+func virtualHolders(n *fleet.Node) map[*fleet.GPU][]virtualHolder {
+	byUUID := map[string]*fleet.GPU{}
 	for _, g := range n.GPUs {
-		if g.MIGEnabled() {
-			continue
+		if !g.MIGEnabled() {
+			byUUID[g.UUID] = g
 		}
-		seen := map[*fleet.Pod]bool{}
-		var hs []fleet.Holder
-		for _, h := range g.Holders {
-			if h.Replica < 0 || seen[h.Pod] {
-				continue
+	}
+	out := map[*fleet.GPU][]virtualHolder{}
+	for _, p := range n.Pods {
+		for _, c := range p.Containers {
+			for _, d := range c.Devices {
+				if d.Resource != fleet.ResourceGPU {
+					continue
+				}
+				for _, id := range d.IDs {
+					uuid, vgpu, _ := strings.Cut(id, "::")
+					if g, ok := byUUID[uuid]; ok {
+						out[g] = append(out[g], virtualHolder{pod: p, container: c.Name, vgpu: vgpu})
+					}
+				}
 			}
-			seen[h.Pod] = true
-			hs = append(hs, h)
-		}
-		if len(hs) > 1 {
-			out[g] = hs
 		}
 	}
 	return out

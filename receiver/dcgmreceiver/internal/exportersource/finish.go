@@ -15,8 +15,15 @@ type group struct {
 	s model.Sample
 
 	fbUsed, fbFree, fbReserved, fbTotal, fbUsedRatio model.Value
-	pcieLegacy                                       [model.NumDirections]model.Value
+	// gpuFBUsed is the GPU's own FB_USED under per_pod_usage: no total of
+	// memory use is emitted beside the pods' points, but with FB_FREE and
+	// FB_RESERVED it is still the GPU's size.
+	gpuFBUsed  model.Value
+	pcieLegacy [model.NumDirections]model.Value
 }
+
+// fbUsedField is DCGM_FI_DEV_FB_USED's entry in fields.
+var fbUsedField = fieldIndex["DCGM_FI_DEV_FB_USED"]
 
 // finish builds one sample per resource from the rows taken, and orders
 // them: by GPU index, each GPU before its MIG instances.
@@ -80,9 +87,17 @@ func (p *page) sample(r *resource) model.Sample {
 	perPod := p.applyExtra(r, &g.s)
 	for fi, c := range r.values {
 		f := &fields[fi]
-		if !c.ok || f.apply == nil || perPod[fi] {
+		if !c.ok || f.apply == nil {
+			continue
+		}
+		if perPod[fi] {
 			// Under per_pod_usage a family split per pod has no total
-			// beside its pods' points.
+			// beside its pods' points. dcgm-exporter keeps the GPU's own
+			// FB_USED row beside them (createPerProcessMetrics), which
+			// still gives the GPU's memory size.
+			if fi == fbUsedField {
+				g.gpuFBUsed = model.Of(c.v)
+			}
 			continue
 		}
 		f.apply(g, c.v, units{violationScale: p.violationScale(f.name)})
@@ -222,6 +237,8 @@ func (g *group) finishMemory() {
 		g.s.MemTotal = model.Of(g.fbTotal.V * mib)
 	case g.fbUsed.OK && g.fbFree.OK:
 		g.s.MemTotal = model.Of((g.fbUsed.V + g.fbFree.V + g.fbReserved.V) * mib)
+	case g.gpuFBUsed.OK && g.fbFree.OK:
+		g.s.MemTotal = model.Of((g.gpuFBUsed.V + g.fbFree.V + g.fbReserved.V) * mib)
 	}
 	switch {
 	case g.s.MemUsed.OK && g.s.MemTotal.OK && g.s.MemTotal.V > 0:
