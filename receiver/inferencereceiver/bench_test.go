@@ -29,7 +29,19 @@ func BenchmarkScrapeVLLM(b *testing.B) {
 // BenchmarkProcessVLLM is the same without HTTP: what the receiver spends
 // per scrape of its own.
 func BenchmarkProcessVLLM(b *testing.B) {
-	text := readFixture(b, "vllm_v1.txt")
+	benchProcess(b, promscrape.Response{Text: readFixture(b, "vllm_v1.txt")})
+}
+
+// BenchmarkProcessVLLMOpenMetrics is BenchmarkProcessVLLM of the same page
+// as OpenMetrics with 57 exemplars on its latency buckets (constructed,
+// testdata/gen): the cost of reading and keeping exemplars. Every scrape
+// after the first finds them unchanged and emits none (exemplars.go).
+func BenchmarkProcessVLLMOpenMetrics(b *testing.B) {
+	benchProcess(b, promscrape.Response{Text: readFixture(b, omFixture), ContentType: openMetricsType})
+}
+
+func benchProcess(b *testing.B, page promscrape.Response) {
+	text := page.Text
 	tgt := newTarget("bench", mustURL(b, "http://127.0.0.1:8000/metrics"), normalize.VLLM, "", "", 0, nil)
 	e := emitter{}
 	samples := len(promscrape.Parse(text).Samples)
@@ -37,7 +49,7 @@ func BenchmarkProcessVLLM(b *testing.B) {
 	b.SetBytes(int64(len(text)))
 	b.ResetTimer()
 	for b.Loop() {
-		res := tgt.process(promscrape.Response{Text: text}, fixtureTime)
+		res := tgt.process(page, fixtureTime)
 		if res.err != nil {
 			b.Fatal(res.err)
 		}

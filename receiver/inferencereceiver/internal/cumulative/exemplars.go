@@ -2,6 +2,7 @@ package cumulative // import "github.com/otelcol-accel/otelcol-accel/receiver/in
 
 import (
 	"math"
+	"slices"
 
 	"github.com/otelcol-accel/otelcol-accel/receiver/inferencereceiver/internal/normalize"
 )
@@ -28,17 +29,28 @@ func (s *series) freshExemplars(ps []*normalize.Point) []normalize.Exemplar {
 			src.exemplars = nil
 			continue
 		}
-		prev := src.exemplars
-		cur := make(map[float64]uint64, len(p.Exemplars))
+		seen := src.exemplars
+		if seen == nil {
+			seen = make(map[float64]uint64, len(p.Exemplars))
+			src.exemplars = seen
+		}
 		for i := range p.Exemplars {
 			e := &p.Exemplars[i]
 			fp := fingerprint(e)
-			if old, ok := prev[e.Bucket]; !ok || old != fp {
+			if old, ok := seen[e.Bucket]; !ok || old != fp {
 				out = append(out, *e)
+				seen[e.Bucket] = fp
 			}
-			cur[e.Bucket] = fp
 		}
-		src.exemplars = cur
+		if len(seen) > len(p.Exemplars) {
+			// A bucket lost its exemplar (the server restarted): forget
+			// it, so that one coming back counts as new.
+			for b := range seen {
+				if !slices.ContainsFunc(p.Exemplars, func(e normalize.Exemplar) bool { return e.Bucket == b }) {
+					delete(seen, b)
+				}
+			}
+		}
 	}
 	return out
 }
