@@ -177,3 +177,15 @@ func BenchmarkIndexBuild(b *testing.B) {
 		h.p.rebuild()
 	}
 }
+
+// BenchmarkRefreshSettled is one periodic refresh on that node when
+// nothing changed: the kubelet asked (List, GetAllocatableResources over
+// its gRPC socket), the answers compared, the index kept.
+func BenchmarkRefreshSettled(b *testing.B) {
+	h, _ := benchNode(b, true)
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		h.p.refresh(ctx)
+	}
+}

@@ -47,6 +47,7 @@ type attributesProcessor struct {
 	openMIG func() (nvmlmig.Resolver, func(), error)
 
 	idx   atomic.Pointer[index.Index]
+	built *index.Input // what idx was built from (under mu)
 	topo  topologyState
 	pids  *cgroup.Resolver
 	infer inferenceState

@@ -223,5 +223,5 @@ func (p *attributesProcessor) refresh(ctx context.Context) {
 	p.mu.Lock()
 	p.lastRefresh = time.Now()
 	p.mu.Unlock()
-	p.rebuild()
+	p.rebuildIf(true)
 }

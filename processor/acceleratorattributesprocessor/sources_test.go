@@ -527,3 +527,30 @@ func TestHintForANewPodIsFetchedWithGet(t *testing.T) {
 		return resAttr(rm, accelschema.AttrK8sPodName) == "new" && resAttr(rm, accelschema.AttrAllocationState) == "allocated"
 	}, 10*time.Second, 20*time.Millisecond)
 }
+
+// A refresh whose sources answer as before keeps the index it has (the
+// periodic refresh of a settled node builds nothing); a changed answer
+// builds a new one at once.
+func TestRefreshRebuildsOnlyWhenAnAnswerChanged(t *testing.T) {
+	h := newHarness(t)
+	h.kubelet.SetPods(prt.Pod("ml", "p", prt.Container("c", prt.Devices("nvidia.com/gpu", gpu0))))
+	h.start()
+	for !h.p.watcher().Synced() {
+		time.Sleep(5 * time.Millisecond)
+	}
+	h.p.refresh(context.Background())
+	built := h.p.idx.Load()
+	h.p.refresh(context.Background())
+	h.p.refresh(context.Background())
+	assert.Same(t, built, h.p.idx.Load(), "nothing changed: the same index")
+
+	h.kubelet.SetPods(prt.Pod("ml", "q", prt.Container("c", prt.Devices("nvidia.com/gpu", gpu1))))
+	h.p.refresh(context.Background())
+	assert.NotSame(t, built, h.p.idx.Load())
+	md := pmetric.NewMetrics()
+	addDevice(md, gpuAttrs(gpu0, 0))
+	addDevice(md, gpuAttrs(gpu1, 1))
+	out := h.process(md)
+	assert.Equal(t, "unallocated", resAttr(out.ResourceMetrics().At(0), accelschema.AttrAllocationState))
+	assert.Equal(t, "q", resAttr(out.ResourceMetrics().At(1), accelschema.AttrK8sPodName))
+}
