@@ -58,6 +58,19 @@ func TestOpenMetricsExemplars(t *testing.T) {
 	assert.Empty(t, exemplarIDs(t, md), "exemplars are read only from a page served as OpenMetrics")
 }
 
+// TestOpenMetricsSameAsText: SGLang's page as prometheus_client serves it
+// to an OpenMetrics Accept (counters declared without _total, no exemplars)
+// gives exactly what its text page gives.
+func TestOpenMetricsSameAsText(t *testing.T) {
+	srv := newFakeServer(t, readFixture(t, "sglang_openmetrics.txt"))
+	srv.contentType = openMetricsType
+	for _, server := range []string{normalize.SGLang, ServerAuto} {
+		h := newHarness(t, configFor(TargetConfig{Endpoint: srv.URL, Server: server}))
+		compareGolden(t, "sglang", h.scrape(t))
+		assert.Empty(t, h.logs.All())
+	}
+}
+
 // TestExemplarsBelongToTheirInterval: a bucket's exemplar stays on the page
 // until a newer observation replaces it; the receiver emits it with the
 // interval it appeared in and not again.

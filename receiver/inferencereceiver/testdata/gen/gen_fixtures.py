@@ -226,6 +226,14 @@ def write(name, reg):
     print(f"{name}: {len(text.splitlines())} lines")
 
 
+def write_openmetrics(name, reg):
+    from prometheus_client.openmetrics.exposition import generate_latest as om_latest
+    text = om_latest(reg).decode()
+    with open(f"{OUT}/{name}", "w") as f:
+        f.write(text)
+    print(f"{name}: {len(text.splitlines())} lines")
+
+
 def vllm_v1():
     """vLLM 0.11, two data-parallel engines; a later scrape; and a scrape after
     engine 1 restarted (its children created again, counting from zero)."""
@@ -266,17 +274,10 @@ def vllm_v1_openmetrics():
     (trace_id, span_id) on the latency histograms' buckets. vLLM itself
     passes no exemplars to observe(); a server that does is written
     exactly like this."""
-    from prometheus_client.openmetrics.exposition import generate_latest as om_latest
     model = "meta-llama/Llama-3.1-8B-Instruct"
     rng = random.Random(11)
     e0 = [[Request(rng) for _ in range(n)] for n in (212, 31, 15)]
     e1 = [[Request(rng) for _ in range(n)] for n in (200, 27)]
-
-    def write_om(name):
-        text = om_latest(reg).decode()
-        with open(f"{OUT}/{name}", "w") as f:
-            f.write(text)
-        print(f"{name}: {len(text.splitlines())} lines")
 
     _now[0] = T_START
     reg = CollectorRegistry()
@@ -286,10 +287,10 @@ def vllm_v1_openmetrics():
     _now[0] = T_START + 120
     v.serve("0", e0[0], 3, 14, 3, 0.4123)
     v.serve("1", e1[0], 1, 12, 0, 0.3871)
-    write_om("vllm_v1_openmetrics.txt")
+    write_openmetrics("vllm_v1_openmetrics.txt", reg)
     v.serve("0", e0[1], 0, 16, 5, 0.4478)
     v.serve("1", e1[1], 2, 11, 1, 0.3709)
-    write_om("vllm_v1_later_openmetrics.txt")
+    write_openmetrics("vllm_v1_later_openmetrics.txt", reg)
 
 
 def vllm_mix():
@@ -429,6 +430,9 @@ def sglang():
         e2e.labels(model).observe(r.e2e)
     aborted.labels(model).inc(2)
     write("sglang.txt", reg)
+    # The same registry as prometheus_client serves it to an OpenMetrics
+    # Accept (SGLang passes no exemplars).
+    write_openmetrics("sglang_openmetrics.txt", reg)
 
 
 def sglang_legacy():
