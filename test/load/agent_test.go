@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -108,14 +109,19 @@ func startAgent(t testing.TB, sim *e2etest.Sim, nodeName string, interval time.D
 	node := sim.Node(t, nodeName)
 	sink, clock := newSink(t, capture)
 	configs := append([]string{e2etest.ConfigPath("agent.yaml"), e2etest.ConfigPath("agent-to-gateway.yaml")}, extra...)
+	env := []string{
+		"K8S_NODE_NAME=" + node.Name,
+		"OTELCOL_ACCEL_GATEWAY_ENDPOINT=" + sink.Endpoint,
+		"OTELCOL_ACCEL_INTERVAL=" + interval.String(),
+	}
+	// OTELCOL_ACCEL_LOAD_AGENT_ENV="GOGC=200 GOMEMLIMIT=100MiB": more of the
+	// agent's environment, for experiments with the Go runtime's settings
+	// (the reference keeps its own).
+	env = append(env, strings.Fields(os.Getenv("OTELCOL_ACCEL_LOAD_AGENT_ENV"))...)
 	col := e2etest.StartCollector(t, e2etest.CollectorOptions{
 		Build:   e2etest.BuildAgent,
 		Configs: append(configs, e2etest.NodeOverlay(t, sim.Endpoints, node)),
-		Env: []string{
-			"K8S_NODE_NAME=" + node.Name,
-			"OTELCOL_ACCEL_GATEWAY_ENDPOINT=" + sink.Endpoint,
-			"OTELCOL_ACCEL_INTERVAL=" + interval.String(),
-		},
+		Env:     env,
 	})
 	return &measured{col: col, clock: clock, sink: sink}
 }

@@ -26,7 +26,9 @@
 // OTELCOL_ACCEL_LOAD_AGENT_PROFILE (a directory to save each agent's CPU
 // profile over its window to, agent-<gpus>.pprof; the profiler costs CPU,
 // so measure without it), OTELCOL_ACCEL_LOAD_AGENT_CONFIG (one more config
-// layered on the agents, for experiments). The agents run the agent build
+// layered on the agents, for experiments), OTELCOL_ACCEL_LOAD_AGENT_ENV
+// (more environment for the agents only, space-separated KEY=value: GOGC,
+// GOMEMLIMIT experiments). The agents run the agent build
 // (_build/otelcol-accel-agent, $OTELCOL_ACCEL_AGENT_BIN), the reference and
 // the gateway the full one; each row names its build and binary size.
 // BenchmarkAgentExport (-bench AgentExport) is the agent's export path.
