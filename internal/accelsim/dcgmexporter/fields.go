@@ -39,11 +39,6 @@ const xidFieldID = 230
 // dcgm_exporter.clock_events enables it.
 const clockEventsFieldID = 112
 
-// fbTotalFieldID is DCGM_FI_DEV_FB_TOTAL, not among the default counters:
-// printed where virtual_gpus splits FB_USED per pod, so that the GPU's size
-// is still known (the dcgm receiver then emits no device total of FB_USED).
-const fbTotalFieldID = 250
-
 // fields are the default counters plus DCGM_FI_PROF_SM_ACTIVE and
 // DCGM_FI_DEV_ROW_REMAP_PENDING, sorted by field id as the exporter renders.
 var fields = []field{
@@ -60,7 +55,6 @@ var fields = []field{
 	{206, "DCGM_FI_DEV_ENC_UTIL", "gauge", "Encoder utilization (in %).", false, true, i64(func(s *sim.GPUSample) int64 { return s.EncUtil })},
 	{207, "DCGM_FI_DEV_DEC_UTIL", "gauge", "Decoder utilization (in %).", false, true, i64(func(s *sim.GPUSample) int64 { return s.DecUtil })},
 	{xidFieldID, "DCGM_FI_DEV_XID_ERRORS", "gauge", "Value of the last XID error encountered.", false, true, i64(func(s *sim.GPUSample) int64 { return s.XID })},
-	{fbTotalFieldID, "DCGM_FI_DEV_FB_TOTAL", "gauge", "Framebuffer memory total (in MiB).", false, true, i64(func(s *sim.GPUSample) int64 { return s.FBFree + s.FBUsed + s.FBReserved })},
 	{251, "DCGM_FI_DEV_FB_FREE", "gauge", "Framebuffer memory free (in MiB).", false, true, i64(func(s *sim.GPUSample) int64 { return s.FBFree })},
 	{252, "DCGM_FI_DEV_FB_USED", "gauge", "Framebuffer memory used (in MiB).", false, true, i64(func(s *sim.GPUSample) int64 { return s.FBUsed })},
 	{253, "DCGM_FI_DEV_FB_RESERVED", "gauge", "Framebuffer memory reserved (in MiB).", false, true, i64(func(s *sim.GPUSample) int64 { return s.FBReserved })},

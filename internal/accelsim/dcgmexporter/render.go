@@ -156,9 +156,6 @@ func (r *Renderer) Render(b []byte, entities []sim.Entity) []byte {
 		if f.id == clockEventsFieldID && !r.node.DCGM.ClockEvents {
 			continue
 		}
-		if f.id == fbTotalFieldID && !r.node.DCGM.VirtualGPUs {
-			continue
-		}
 		later := laterReads[f.id]
 		start := len(b)
 		b = append(b, "# HELP "...)
