@@ -132,10 +132,14 @@ func TestExporterPerPodUsage(t *testing.T) {
 	compareMetricsGolden(t, "dcgm-exporter-4.5-virtual-gpus.yaml", md)
 
 	shared := "GPU-7a2b9c4d-1e3f-4a5b-8c6d-0e2f4a6b8c1d"
+	// The pods' own compute utilization; the video encoder and decoder,
+	// copied on every pod's row, are the GPU's and read once.
 	assert.Equal(t, map[string]float64{
 		"{accelerator.consumer.pod=chat/llama-8b-6d5c4b-q9w8e,hw.gpu.task=general}": 0.21,
 		"{accelerator.consumer.pod=chat/llama-8b-6d5c4b-x1y2z,hw.gpu.task=general}": 0.37,
 		"{accelerator.consumer.pod=eval/judge-runner-k3l4m,hw.gpu.task=general}":    0,
+		"{hw.gpu.task=encoder}": 0.14,
+		"{hw.gpu.task=decoder}": 0.06,
 	}, points(t, md, shared, accelschema.MetricGPUUtilization))
 	assert.Equal(t, map[string]float64{
 		"{accelerator.consumer.pod=chat/llama-8b-6d5c4b-q9w8e}": 17920 * mibF,
@@ -148,14 +152,15 @@ func TestExporterPerPodUsage(t *testing.T) {
 	assert.Empty(t, attr(t, md, shared, accelschema.AttrK8sPodName))
 
 	alone := "GPU-e1f3a5b7-c9d1-4e3f-9a5b-7c1d3e5f7a9b"
-	assert.Equal(t, map[string]float64{"{hw.gpu.task=general}": 0}, points(t, md, alone, accelschema.MetricGPUUtilization), "a GPU nobody holds has its total")
+	assert.Equal(t, map[string]float64{"{hw.gpu.task=general}": 0, "{hw.gpu.task=encoder}": 0, "{hw.gpu.task=decoder}": 0},
+		points(t, md, alone, accelschema.MetricGPUUtilization), "a GPU nobody holds has its total")
 	assert.Equal(t, (0.0+45569+530)*mibF, value(t, md, alone, accelschema.MetricGPUMemoryLimit))
 
 	// Without per_pod_usage the rows are read as copies: one value.
 	md = scrapeFixture(t, "dcgm-exporter-4.5-virtual-gpus.txt", nil)
 	require.Empty(t, countcheck.Violations(md))
-	assert.Equal(t, map[string]float64{"{hw.gpu.task=general}": 0.58}, points(t, md, shared, accelschema.MetricGPUUtilization),
-		"the GPU's own row, before any holder's")
+	assert.Equal(t, map[string]float64{"{hw.gpu.task=general}": 0.58, "{hw.gpu.task=encoder}": 0.14, "{hw.gpu.task=decoder}": 0.06},
+		points(t, md, shared, accelschema.MetricGPUUtilization), "the GPU's own row, before any holder's")
 	assert.Equal(t, (36545.0+9024+530)*mibF, value(t, md, shared, accelschema.MetricGPUMemoryLimit))
 }
 
