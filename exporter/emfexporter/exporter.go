@@ -124,12 +124,14 @@ func (e *emfExporter) pushMetrics(ctx context.Context, md pmetric.Metrics) error
 	now := e.now()
 	pooled := eventsPool.Get().(*[]output.Event)
 	events := (*pooled)[:0]
+	arena := output.GetArena()
 	defer func() {
-		// The sink is done with the events when Send returns; the messages
-		// themselves are not pooled, only the list.
+		// The sink is done with the events and their messages when Send
+		// returns (a retry re-encodes), so both go back to their pools.
 		clear(events)
 		*pooled = events[:0]
 		eventsPool.Put(pooled)
+		arena.Release()
 	}()
 	var stats emf.Stats
 	rms := md.ResourceMetrics()
@@ -137,7 +139,7 @@ func (e *emfExporter) pushMetrics(ctx context.Context, md pmetric.Metrics) error
 		rm := rms.At(i)
 		group, stream := e.names(rm.Resource())
 		stats.Add(e.enc.EncodeResource(rm, now, func(ts int64, msg []byte) {
-			events = append(events, output.Event{Group: group, Stream: stream, Timestamp: ts, Message: msg, Origin: i})
+			events = append(events, output.Event{Group: group, Stream: stream, Timestamp: ts, Message: arena.Copy(msg), Origin: i})
 		}, e.problem))
 	}
 	if stats.Truncated > 0 {

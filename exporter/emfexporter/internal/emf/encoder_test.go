@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -39,7 +40,7 @@ func encodeAll(t testing.TB, enc *Encoder, md pmetric.Metrics) encoded {
 			doc, err := emfvalidate.Event(msg, maxBytes)
 			require.NoError(t, err, "event breaks the EMF rules:\n%s", msg)
 			require.Equal(t, tsMillis, doc.Timestamp)
-			out.msgs = append(out.msgs, msg)
+			out.msgs = append(out.msgs, slices.Clone(msg))
 			out.docs = append(out.docs, doc)
 		}, func(p Problem) { out.problems = append(out.problems, p) })
 		out.stats.Add(st)

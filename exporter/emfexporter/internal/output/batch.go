@@ -20,16 +20,34 @@ const (
 type streamKey struct{ group, stream string }
 
 // byStream splits events by log group and stream, keeping first-seen order
-// of the streams and of the events within each.
-func byStream(events []Event) ([]streamKey, map[streamKey][]Event) {
+// of the streams and of the events within each. The streams' lists are
+// carved from one slice (a list grown per stream was the largest
+// allocation of a gateway's Send).
+func byStream(events []Event) ([]streamKey, [][]Event) {
 	var order []streamKey
-	out := map[streamKey][]Event{}
+	index := map[streamKey]int{}
+	var counts []int
 	for _, e := range events {
 		k := streamKey{e.Group, e.Stream}
-		if _, ok := out[k]; !ok {
+		i, ok := index[k]
+		if !ok {
+			i = len(order)
+			index[k] = i
 			order = append(order, k)
+			counts = append(counts, 0)
 		}
-		out[k] = append(out[k], e)
+		counts[i]++
+	}
+	all := make([]Event, len(events))
+	out := make([][]Event, len(order))
+	start := 0
+	for i, n := range counts {
+		out[i] = all[start : start : start+n]
+		start += n
+	}
+	for _, e := range events {
+		i := index[streamKey{e.Group, e.Stream}]
+		out[i] = append(out[i], e)
 	}
 	return order, out
 }

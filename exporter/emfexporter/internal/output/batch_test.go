@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func ev(ts int64, size int, origin int) Event {
@@ -65,5 +66,8 @@ func TestByStreamKeepsOrder(t *testing.T) {
 	evs := []Event{{Group: "g", Stream: "b", Origin: 0}, {Group: "g", Stream: "a", Origin: 1}, {Group: "g", Stream: "b", Origin: 2}}
 	order, m := byStream(evs)
 	assert.Equal(t, []streamKey{{"g", "b"}, {"g", "a"}}, order)
-	assert.Equal(t, []int{0, 2}, []int{m[order[0]][0].Origin, m[order[0]][1].Origin})
+	require.Len(t, m, 2)
+	assert.Equal(t, []int{0, 2}, []int{m[0][0].Origin, m[0][1].Origin})
+	assert.Equal(t, []int{1}, []int{m[1][0].Origin})
+	assert.Len(t, m[1], 1)
 }

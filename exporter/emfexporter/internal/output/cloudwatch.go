@@ -65,8 +65,8 @@ func (c *CloudWatchLogs) Send(ctx context.Context, events []Event, emf bool) err
 	order, streams := byStream(events)
 	var failed map[int]bool
 	var errs []error
-	for _, k := range order {
-		batches := Batches(streams[k])
+	for si, k := range order {
+		batches := Batches(streams[si])
 		for i, b := range batches {
 			err := c.put(ctx, k, b, emf)
 			if err == nil {
