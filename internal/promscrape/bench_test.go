@@ -127,3 +127,24 @@ func BenchmarkOpenMetrics(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkParseInto is BenchmarkParse reusing one Page, as a scraper of
+// the same endpoint does.
+func BenchmarkParseInto(b *testing.B) {
+	for _, name := range benchPages {
+		text := readPage(b, name)
+		b.Run(name, func(b *testing.B) {
+			var pg Page
+			b.ReportAllocs()
+			b.SetBytes(int64(len(text)))
+			cpu := cpuTime()
+			for b.Loop() {
+				ParseOptions{}.ParseInto(&pg, text)
+				if pg.Errors.Count > 0 {
+					b.Fatal(pg.Errors.First)
+				}
+			}
+			reportCPU(b, cpu)
+		})
+	}
+}

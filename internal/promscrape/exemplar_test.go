@@ -223,3 +223,37 @@ func TestFetchResponseContentType(t *testing.T) {
 	require.Error(t, err)
 	assert.False(t, errors.Is(err, io.EOF))
 }
+
+// ParseInto reads a page as Parse does, whatever the page held before,
+// and allocates nothing once its arrays are large enough.
+func TestParseInto(t *testing.T) {
+	var pg Page
+	for _, text := range []string{omPage, readPage(t, "vllm_v1_openmetrics.txt"), "a 1\nbroken{\n", omPage} {
+		for _, om := range []bool{true, false} {
+			o := ParseOptions{OpenMetrics: om}
+			o.ParseInto(&pg, text)
+			assert.Equal(t, withoutReuse(o.Parse(text)), withoutReuse(pg))
+			o.ParseInto(&pg, text)
+		}
+	}
+	text := readPage(t, "vllm_v1_openmetrics.txt")
+	o := ParseOptions{OpenMetrics: true}
+	o.ParseInto(&pg, text)
+	assert.Zero(t, testing.AllocsPerRun(10, func() { o.ParseInto(&pg, text) }))
+}
+
+// withoutReuse is the page with its reuse state left out and empty slices
+// as nil.
+func withoutReuse(pg Page) Page {
+	pg.labels, pg.types = nil, nil
+	if len(pg.Errors.First) == 0 {
+		pg.Errors.First = nil
+	}
+	if len(pg.ExemplarErrors.First) == 0 {
+		pg.ExemplarErrors.First = nil
+	}
+	if len(pg.Exemplars) == 0 {
+		pg.Exemplars = nil
+	}
+	return pg
+}

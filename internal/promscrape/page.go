@@ -27,6 +27,11 @@ type Page struct {
 	// misplaced, the first MaxErrors of them kept; their samples are in
 	// Samples.
 	ExemplarErrors Errors
+
+	// labels is the array the samples' labels share, and types the
+	// families' map, kept for ParseInto.
+	labels []Label[string]
+	types  map[string]MetricType
 }
 
 // PageExemplar is an exemplar and the sample it follows.
@@ -67,13 +72,40 @@ func Parse(text string) Page { return ParseOptions{}.Parse(text) }
 
 // Parse reads a whole page as the options say.
 func (o ParseOptions) Parse(text string) Page {
-	// Sized from cheap upper bounds so that neither array grows.
-	pg := Page{
-		Samples:        make([]Sample[string], 0, strings.Count(text, "\n")+1),
-		Errors:         Errors{Max: MaxErrors},
-		ExemplarErrors: Errors{Max: MaxErrors},
+	var pg Page
+	o.ParseInto(&pg, text)
+	return pg
+}
+
+// ParseInto reads a whole page into pg, reusing the arrays of the page pg
+// held before: a scraper that reads the same endpoint every interval
+// allocates them once, not per scrape. What pg held is overwritten; the
+// caller must keep none of its samples (their strings, which point into
+// the old text, stay valid).
+func (o ParseOptions) ParseInto(pg *Page, text string) {
+	samples, labels, exemplars, types := pg.Samples[:0], pg.labels[:0], pg.Exemplars[:0], pg.types
+	errs, exErrs := pg.Errors.First[:0], pg.ExemplarErrors.First[:0]
+	// A first page is sized from cheap upper bounds so that neither
+	// array grows; later ones grow only if the page did.
+	if cap(samples) == 0 {
+		samples = make([]Sample[string], 0, strings.Count(text, "\n")+1)
+		labels = make([]Label[string], 0, strings.Count(text, "="))
+	} else {
+		// The old page's strings must not stay reachable through the
+		// arrays beyond what this page overwrites.
+		clear(samples[:cap(samples)])
+		clear(labels[:cap(labels)])
+		clear(exemplars[:cap(exemplars)])
+		clear(types)
 	}
-	p := lineParser[string]{labels: make([]Label[string], 0, strings.Count(text, "=")), absent: o.AbsentValues, openMetrics: o.OpenMetrics}
+	*pg = Page{
+		Samples:        samples,
+		Errors:         Errors{Max: MaxErrors, First: errs},
+		ExemplarErrors: Errors{Max: MaxErrors, First: exErrs},
+		Exemplars:      exemplars,
+	}
+	p := lineParser[string]{labels: labels, absent: o.AbsentValues, openMetrics: o.OpenMetrics}
+	p.families.types = types
 	var (
 		s   Sample[string]
 		res lineResult[string]
@@ -110,5 +142,5 @@ func (o ParseOptions) Parse(text string) Page {
 			pg.Errors.Add(le)
 		}
 	}
-	return pg
+	pg.labels, pg.types = p.labels, p.families.types
 }

@@ -31,6 +31,9 @@ type target struct {
 
 	detected string // kind found by auto-detection
 	tracker  *cumulative.Tracker
+	// page is the last scrape's parse, its arrays reused by the next
+	// (nothing of it is kept past process).
+	page promscrape.Page
 	// servedFirst: the pod's first finished request was recorded
 	// (firstrequest.go).
 	servedFirst bool
@@ -133,7 +136,8 @@ func describeNetError(err error, timeout time.Duration) string {
 // and its sample kept.
 func (t *target) process(page promscrape.Response, now time.Time) scrapeResult {
 	var res scrapeResult
-	doc := promscrape.ParseOptions{OpenMetrics: page.OpenMetrics()}.Parse(page.Text)
+	promscrape.ParseOptions{OpenMetrics: page.OpenMetrics()}.ParseInto(&t.page, page.Text)
+	doc := &t.page
 	for _, e := range doc.Errors.First {
 		res.warnings = append(res.warnings, e.Error())
 	}
@@ -169,7 +173,7 @@ func (t *target) process(page promscrape.Response, now time.Time) scrapeResult {
 	}
 	res.kind = kind
 
-	norm := normalize.NormalizePage(kind, &doc, t.model)
+	norm := normalize.NormalizePage(kind, doc, t.model)
 	if norm.Matched == 0 {
 		if t.server == ServerAuto {
 			// The server behind the endpoint changed; detect again
