@@ -26,6 +26,9 @@ type CollectorOptions struct {
 	HealthEndpoint string
 	// StartTimeout bounds the wait for a healthy status (default 60s).
 	StartTimeout time.Duration
+	// Binary, when set, is the executable to run instead of the build's
+	// (the load harness runs installed copies: InstallBinary).
+	Binary string
 	// Build is the distribution to run. Empty chooses by the first config:
 	// the shipped node configs (agent.yaml, sidecar.yaml) run on the agent
 	// build, as the DaemonSet and sidecar images do; everything else on the
@@ -141,7 +144,10 @@ func StartCollector(t testing.TB, opts CollectorOptions) *Collector {
 	for k, v := range envMap {
 		env = append(env, k+"="+v)
 	}
-	name, bin := "otelcol-accel", BinaryOf(t, opts.build())
+	name, bin := "otelcol-accel", opts.Binary
+	if bin == "" {
+		bin = BinaryOf(t, opts.build())
+	}
 	if opts.build() == BuildAgent {
 		name = "otelcol-accel-agent"
 	}

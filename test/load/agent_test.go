@@ -60,6 +60,27 @@ func resultOf(name string, w *usageWindow, points int64, intervals int, interval
 	return r
 }
 
+// executable is what the agents and the reference run: by default a copy
+// installed as a container runtime unpacks an image (e2etest.InstallBinary:
+// the file pages a node's collector maps); OTELCOL_ACCEL_LOAD_BINARY=built
+// runs the linker's output itself, whose page cache the kernel maps in
+// huge pages, all of it resident.
+func executable(t testing.TB, build e2etest.Build) string {
+	if executableMode() == "built" {
+		return "" // the build's own binary
+	}
+	return e2etest.InstallBinary(t, build)
+}
+
+// executableMode is OTELCOL_ACCEL_LOAD_BINARY (loadSettings refuses
+// other values).
+func executableMode() string {
+	if os.Getenv("OTELCOL_ACCEL_LOAD_BINARY") == "built" {
+		return "built"
+	}
+	return "installed"
+}
+
 // binaryMiB is the size of build's executable: the file pages a collector
 // touches at start count in its VmRSS.
 func binaryMiB(t testing.TB, build e2etest.Build) float64 {
@@ -120,6 +141,7 @@ func startAgent(t testing.TB, sim *e2etest.Sim, nodeName string, interval time.D
 	env = append(env, strings.Fields(os.Getenv("OTELCOL_ACCEL_LOAD_AGENT_ENV"))...)
 	col := e2etest.StartCollector(t, e2etest.CollectorOptions{
 		Build:   e2etest.BuildAgent,
+		Binary:  executable(t, e2etest.BuildAgent),
 		Configs: append(configs, e2etest.NodeOverlay(t, sim.Endpoints, node)),
 		Env:     env,
 	})
@@ -139,6 +161,7 @@ func startReference(t testing.TB, sim *e2etest.Sim, nodeName string, interval ti
 	sink, clock := newSink(t, nil)
 	col := e2etest.StartCollector(t, e2etest.CollectorOptions{
 		Build:   e2etest.BuildFull,
+		Binary:  executable(t, e2etest.BuildFull),
 		Configs: []string{filepath.Join("testdata", "reference.yaml")},
 		Env: []string{
 			"OTELCOL_ACCEL_GATEWAY_ENDPOINT=" + sink.Endpoint,

@@ -28,7 +28,11 @@
 // so measure without it), OTELCOL_ACCEL_LOAD_AGENT_CONFIG (one more config
 // layered on the agents, for experiments), OTELCOL_ACCEL_LOAD_AGENT_ENV
 // (more environment for the agents only, space-separated KEY=value: GOGC,
-// GOMEMLIMIT experiments). The agents run the agent build
+// GOMEMLIMIT experiments), OTELCOL_ACCEL_LOAD_BINARY (installed, the
+// default: the agents and the reference run copies of the binaries written
+// as a container runtime unpacks an image; built: the linker's output
+// itself, whose huge-page-mapped page cache makes all of it resident).
+// The agents run the agent build
 // (_build/otelcol-accel-agent, $OTELCOL_ACCEL_AGENT_BIN), the reference and
 // the gateway the full one; each row names its build and binary size.
 // BenchmarkAgentExport (-bench AgentExport) is the agent's export path.

@@ -64,6 +64,9 @@ func loadSettings(t *testing.T) settings {
 		}
 		s.soak = d
 	}
+	if v := os.Getenv("OTELCOL_ACCEL_LOAD_BINARY"); v != "" && v != "installed" && v != "built" {
+		t.Fatalf("OTELCOL_ACCEL_LOAD_BINARY=%q: want installed (the default) or built", v)
+	}
 	return s
 }
 

@@ -55,6 +55,7 @@ func (s settings) describe() map[string]any {
 		"sizes":        s.sizes,
 		"gateway_gpus": s.gatewayGPUs,
 		"soak":         s.soak.String(),
+		"executables":  executableMode(),
 	}
 }
 
