@@ -27,5 +27,6 @@
 //     sample);
 //   - Parse reads a whole page held as a string into a Page whose samples'
 //     names and label values are substrings of it (one array of samples and
-//     one of labels per page).
+//     one of labels per page); ParseInto reuses a Page's arrays for the
+//     next page of the same endpoint.
 package promscrape // import "github.com/otelcol-accel/otelcol-accel/internal/promscrape"

@@ -231,3 +231,21 @@ func forHistograms(md pmetric.Metrics, f func(pmetric.HistogramDataPoint)) {
 		}
 	}
 }
+
+// An exemplar timestamp no OTLP timestamp can hold is replaced by the
+// scrape's time.
+func TestExemplarTimestampOutOfRange(t *testing.T) {
+	page := "# TYPE vllm:e2e_request_latency_seconds histogram\n" +
+		`vllm:e2e_request_latency_seconds_bucket{le="1.0",model_name="m"} 1.0 # {trace_id="4bf92f3577b34da6a3ce929d0e0e4736"} 0.5 1e15` + "\n" +
+		`vllm:e2e_request_latency_seconds_bucket{le="+Inf",model_name="m"} 2.0 # {trace_id="4bf92f3577b34da6a3ce929d0e0e4737"} 2.5 -5` + "\n" +
+		`vllm:e2e_request_latency_seconds_count{model_name="m"} 2.0` + "\n" +
+		`vllm:e2e_request_latency_seconds_sum{model_name="m"} 3.0` + "\n# EOF\n"
+	srv := newFakeServer(t, page)
+	srv.contentType = openMetricsType
+	h := newHarness(t, configFor(TargetConfig{Endpoint: srv.URL, Server: normalize.VLLM}))
+	dp := flatten(h.scrape(t)).histogram(t, "gen_ai.server.request.duration")
+	require.Equal(t, 2, dp.Exemplars().Len())
+	for i := 0; i < 2; i++ {
+		assert.Equal(t, dp.Timestamp(), dp.Exemplars().At(i).Timestamp())
+	}
+}
