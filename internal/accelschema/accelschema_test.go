@@ -115,8 +115,9 @@ type metadataFile struct {
 	ResourceAttributes map[string]metadataAttribute `yaml:"resource_attributes"`
 	Attributes         map[string]metadataAttribute `yaml:"attributes"`
 	Metrics            map[string]struct {
-		Unit       string   `yaml:"unit"`
-		Attributes []string `yaml:"attributes"`
+		Description string   `yaml:"description"`
+		Unit        string   `yaml:"unit"`
+		Attributes  []string `yaml:"attributes"`
 	} `yaml:"metrics"`
 }
 
@@ -163,6 +164,13 @@ func TestComponentMetadataUsesRegisteredNames(t *testing.T) {
 			}
 			if m.Unit != def.Unit {
 				t.Errorf("%s: metric %q has unit %q, the schema says %q", path, name, m.Unit, def.Unit)
+			}
+			// A backend keeps one description per name (the Prometheus
+			// exporter logs a conflict on every scrape of a gateway that
+			// receives two): a metric two components emit is described
+			// as the schema describes it, the details in their READMEs.
+			if len(def.Emitters) > 1 && m.Description != def.Brief {
+				t.Errorf("%s: metric %q, emitted by %v, is described %q; the schema's description is %q", path, name, def.Emitters, m.Description, def.Brief)
 			}
 			for _, key := range m.Attributes {
 				wire := md.Attributes[key].wireName(key)

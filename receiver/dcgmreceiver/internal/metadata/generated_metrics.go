@@ -1868,7 +1868,7 @@ type metricHwErrors struct {
 // init fills hw.errors metric with initial data.
 func (m *metricHwErrors) init() {
 	m.data.SetName("hw.errors")
-	m.data.SetDescription("Hardware errors by class (ECC counts are volatile, since the driver loaded; XIDs are counted since the receiver started). Once per GPU, on the GPU's own resource, never a MIG instance's; dcgm-exporter rows that repeat it give one value (README: one value per scrape).")
+	m.data.SetDescription("Hardware errors by class; XIDs carry their code.")
 	m.data.SetUnit("{error}")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
@@ -2055,7 +2055,7 @@ type metricHwGpuMemoryLimit struct {
 // init fills hw.gpu.memory.limit metric with initial data.
 func (m *metricHwGpuMemoryLimit) init() {
 	m.data.SetName("hw.gpu.memory.limit")
-	m.data.SetDescription("Memory size of the physical GPU, on the GPU's own resource (MIG instances report theirs as accelerator.partition.memory.limit). Once per GPU, on the GPU's own resource, never a MIG instance's; dcgm-exporter rows that repeat it give one value (README: one value per scrape).")
+	m.data.SetDescription("Memory size of the physical device (MIG instances carry theirs as `accelerator.partition.memory.limit`).")
 	m.data.SetUnit("By")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(false)
@@ -2107,7 +2107,7 @@ type metricHwGpuMemoryUsage struct {
 // init fills hw.gpu.memory.usage metric with initial data.
 func (m *metricHwGpuMemoryUsage) init() {
 	m.data.SetName("hw.gpu.memory.usage")
-	m.data.SetDescription("Device memory in use, on the resource that was measured (the whole GPU, or each MIG instance); per pod with `accelerator.consumer.pod` under `per_pod_usage`, with no total beside the pods' points.")
+	m.data.SetDescription("Device memory in use (Neuron: by category).")
 	m.data.SetUnit("By")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(false)
@@ -2214,7 +2214,7 @@ type metricHwGpuUtilization struct {
 // init fills hw.gpu.utilization metric with initial data.
 func (m *metricHwGpuUtilization) init() {
 	m.data.SetName("hw.gpu.utilization")
-	m.data.SetDescription("Fraction of time the engine was busy over the driver's sample period (whole GPUs; MIG instances report accelerator.gr_engine.active instead); per pod with `accelerator.consumer.pod` under `per_pod_usage`, with no total beside the pods' points.")
+	m.data.SetDescription("Fraction of time the device (or NeuronCore) was busy over the sample period.")
 	m.data.SetUnit("1")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
@@ -2356,7 +2356,7 @@ type metricHwStatus struct {
 // init fills hw.status metric with initial data.
 func (m *metricHwStatus) init() {
 	m.data.SetName("hw.status")
-	m.data.SetDescription("1 for the device's current state, 0 for the other states. Once per GPU, on the GPU's own resource, never a MIG instance's; dcgm-exporter rows that repeat it give one value (README: one value per scrape).")
+	m.data.SetDescription("1 for the device's current state, 0 for the others.")
 	m.data.SetUnit("1")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(false)

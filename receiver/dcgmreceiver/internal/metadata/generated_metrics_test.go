@@ -774,7 +774,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["hw.errors"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Hardware errors by class (ECC counts are volatile, since the driver loaded; XIDs are counted since the receiver started). Once per GPU, on the GPU's own resource, never a MIG instance's; dcgm-exporter rows that repeat it give one value (README: one value per scrape).", mi.Description())
+						assert.Equal(t, "Hardware errors by class; XIDs carry their code.", mi.Description())
 						assert.Equal(t, "{error}", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -794,7 +794,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["hw.errors"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Hardware errors by class (ECC counts are volatile, since the driver loaded; XIDs are counted since the receiver started). Once per GPU, on the GPU's own resource, never a MIG instance's; dcgm-exporter rows that repeat it give one value (README: one value per scrape).", mi.Description())
+						assert.Equal(t, "Hardware errors by class; XIDs carry their code.", mi.Description())
 						assert.Equal(t, "{error}", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -869,7 +869,7 @@ func TestMetricsBuilder(t *testing.T) {
 					validatedMetrics["hw.gpu.memory.limit"] = true
 					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-					assert.Equal(t, "Memory size of the physical GPU, on the GPU's own resource (MIG instances report theirs as accelerator.partition.memory.limit). Once per GPU, on the GPU's own resource, never a MIG instance's; dcgm-exporter rows that repeat it give one value (README: one value per scrape).", mi.Description())
+					assert.Equal(t, "Memory size of the physical device (MIG instances carry theirs as `accelerator.partition.memory.limit`).", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
 					assert.False(t, mi.Sum().IsMonotonic())
 					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -883,7 +883,7 @@ func TestMetricsBuilder(t *testing.T) {
 					validatedMetrics["hw.gpu.memory.usage"] = true
 					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-					assert.Equal(t, "Device memory in use, on the resource that was measured (the whole GPU, or each MIG instance); per pod with `accelerator.consumer.pod` under `per_pod_usage`, with no total beside the pods' points.", mi.Description())
+					assert.Equal(t, "Device memory in use (Neuron: by category).", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
 					assert.False(t, mi.Sum().IsMonotonic())
 					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -913,7 +913,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["hw.gpu.utilization"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Fraction of time the engine was busy over the driver's sample period (whole GPUs; MIG instances report accelerator.gr_engine.active instead); per pod with `accelerator.consumer.pod` under `per_pod_usage`, with no total beside the pods' points.", mi.Description())
+						assert.Equal(t, "Fraction of time the device (or NeuronCore) was busy over the sample period.", mi.Description())
 						assert.Equal(t, "1", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -931,7 +931,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["hw.gpu.utilization"] = true
 						assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 						assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-						assert.Equal(t, "Fraction of time the engine was busy over the driver's sample period (whole GPUs; MIG instances report accelerator.gr_engine.active instead); per pod with `accelerator.consumer.pod` under `per_pod_usage`, with no total beside the pods' points.", mi.Description())
+						assert.Equal(t, "Fraction of time the device (or NeuronCore) was busy over the sample period.", mi.Description())
 						assert.Equal(t, "1", mi.Unit())
 						dp := mi.Gauge().DataPoints().At(0)
 						assert.Equal(t, start, dp.StartTimestamp())
@@ -968,7 +968,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["hw.status"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "1 for the device's current state, 0 for the other states. Once per GPU, on the GPU's own resource, never a MIG instance's; dcgm-exporter rows that repeat it give one value (README: one value per scrape).", mi.Description())
+						assert.Equal(t, "1 for the device's current state, 0 for the others.", mi.Description())
 						assert.Equal(t, "1", mi.Unit())
 						assert.False(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -985,7 +985,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["hw.status"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "1 for the device's current state, 0 for the other states. Once per GPU, on the GPU's own resource, never a MIG instance's; dcgm-exporter rows that repeat it give one value (README: one value per scrape).", mi.Description())
+						assert.Equal(t, "1 for the device's current state, 0 for the others.", mi.Description())
 						assert.Equal(t, "1", mi.Unit())
 						assert.False(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())

@@ -863,7 +863,7 @@ type metricHwErrors struct {
 // init fills hw.errors metric with initial data.
 func (m *metricHwErrors) init() {
 	m.data.SetName("hw.errors")
-	m.data.SetDescription("Hardware ECC events on a Neuron device since the receiver started (neuron-monitor reports them per period).")
+	m.data.SetDescription("Hardware errors by class; XIDs carry their code.")
 	m.data.SetUnit("{error}")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(true)
@@ -953,7 +953,7 @@ type metricHwGpuMemoryLimit struct {
 // init fills hw.gpu.memory.limit metric with initial data.
 func (m *metricHwGpuMemoryLimit) init() {
 	m.data.SetName("hw.gpu.memory.limit")
-	m.data.SetDescription("Memory of one Neuron device (`neuron_device_memory_size`; not on neuron-monitor-prometheus.py's page).")
+	m.data.SetDescription("Memory size of the physical device (MIG instances carry theirs as `accelerator.partition.memory.limit`).")
 	m.data.SetUnit("By")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(false)
@@ -1006,7 +1006,7 @@ type metricHwGpuMemoryUsage struct {
 // init fills hw.gpu.memory.usage metric with initial data.
 func (m *metricHwGpuMemoryUsage) init() {
 	m.data.SetName("hw.gpu.memory.usage")
-	m.data.SetDescription("Device memory one runtime allocated for a NeuronCore, by category (on the NeuronCore; the device does not repeat the sum).")
+	m.data.SetDescription("Device memory in use (Neuron: by category).")
 	m.data.SetUnit("By")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(false)
@@ -1099,7 +1099,7 @@ type metricHwGpuUtilization struct {
 // init fills hw.gpu.utilization metric with initial data.
 func (m *metricHwGpuUtilization) init() {
 	m.data.SetName("hw.gpu.utilization")
-	m.data.SetDescription("Fraction of the period a NeuronCore was busy (neuroncore_utilization / 100).")
+	m.data.SetDescription("Fraction of time the device (or NeuronCore) was busy over the sample period.")
 	m.data.SetUnit("1")
 	m.data.SetEmptyGauge()
 	m.data.Gauge().DataPoints().EnsureCapacity(m.capacity)
@@ -1154,7 +1154,7 @@ type metricHwStatus struct {
 // init fills hw.status metric with initial data.
 func (m *metricHwStatus) init() {
 	m.data.SetName("hw.status")
-	m.data.SetDescription("1 for the device's current state, 0 for the others. Uncorrected ECC events make it `failed` until the receiver restarts.")
+	m.data.SetDescription("1 for the device's current state, 0 for the others.")
 	m.data.SetUnit("1")
 	m.data.SetEmptySum()
 	m.data.Sum().SetIsMonotonic(false)

@@ -451,7 +451,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["hw.errors"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Hardware ECC events on a Neuron device since the receiver started (neuron-monitor reports them per period).", mi.Description())
+						assert.Equal(t, "Hardware errors by class; XIDs carry their code.", mi.Description())
 						assert.Equal(t, "{error}", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -468,7 +468,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["hw.errors"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Hardware ECC events on a Neuron device since the receiver started (neuron-monitor reports them per period).", mi.Description())
+						assert.Equal(t, "Hardware errors by class; XIDs carry their code.", mi.Description())
 						assert.Equal(t, "{error}", mi.Unit())
 						assert.True(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -494,7 +494,7 @@ func TestMetricsBuilder(t *testing.T) {
 					validatedMetrics["hw.gpu.memory.limit"] = true
 					assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 					assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-					assert.Equal(t, "Memory of one Neuron device (`neuron_device_memory_size`; not on neuron-monitor-prometheus.py's page).", mi.Description())
+					assert.Equal(t, "Memory size of the physical device (MIG instances carry theirs as `accelerator.partition.memory.limit`).", mi.Description())
 					assert.Equal(t, "By", mi.Unit())
 					assert.False(t, mi.Sum().IsMonotonic())
 					assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -509,7 +509,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["hw.gpu.memory.usage"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Device memory one runtime allocated for a NeuronCore, by category (on the NeuronCore; the device does not repeat the sum).", mi.Description())
+						assert.Equal(t, "Device memory in use (Neuron: by category).", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
 						assert.False(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -529,7 +529,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["hw.gpu.memory.usage"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "Device memory one runtime allocated for a NeuronCore, by category (on the NeuronCore; the device does not repeat the sum).", mi.Description())
+						assert.Equal(t, "Device memory in use (Neuron: by category).", mi.Description())
 						assert.Equal(t, "By", mi.Unit())
 						assert.False(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -555,7 +555,7 @@ func TestMetricsBuilder(t *testing.T) {
 					validatedMetrics["hw.gpu.utilization"] = true
 					assert.Equal(t, pmetric.MetricTypeGauge, mi.Type())
 					assert.Equal(t, 1, mi.Gauge().DataPoints().Len())
-					assert.Equal(t, "Fraction of the period a NeuronCore was busy (neuroncore_utilization / 100).", mi.Description())
+					assert.Equal(t, "Fraction of time the device (or NeuronCore) was busy over the sample period.", mi.Description())
 					assert.Equal(t, "1", mi.Unit())
 					dp := mi.Gauge().DataPoints().At(0)
 					assert.Equal(t, start, dp.StartTimestamp())
@@ -571,7 +571,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["hw.status"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "1 for the device's current state, 0 for the others. Uncorrected ECC events make it `failed` until the receiver restarts.", mi.Description())
+						assert.Equal(t, "1 for the device's current state, 0 for the others.", mi.Description())
 						assert.Equal(t, "1", mi.Unit())
 						assert.False(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
@@ -588,7 +588,7 @@ func TestMetricsBuilder(t *testing.T) {
 						validatedMetrics["hw.status"] = true
 						assert.Equal(t, pmetric.MetricTypeSum, mi.Type())
 						assert.Equal(t, 1, mi.Sum().DataPoints().Len())
-						assert.Equal(t, "1 for the device's current state, 0 for the others. Uncorrected ECC events make it `failed` until the receiver restarts.", mi.Description())
+						assert.Equal(t, "1 for the device's current state, 0 for the others.", mi.Description())
 						assert.Equal(t, "1", mi.Unit())
 						assert.False(t, mi.Sum().IsMonotonic())
 						assert.Equal(t, pmetric.AggregationTemporalityCumulative, mi.Sum().AggregationTemporality())
