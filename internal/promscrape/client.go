@@ -127,9 +127,23 @@ func (r Response) OpenMetrics() bool { return IsOpenMetrics(r.ContentType) }
 // FetchResponse is Fetch that also returns the Content-Type, for the
 // caller to read the page as its format says.
 func (c *Client) FetchResponse(ctx context.Context, url string) (Response, error) {
+	r, _, err := c.fetch(ctx, url, nil)
+	return r, err
+}
+
+// FetchReusing is FetchResponse reading into buf (grown when the page
+// does not fit), which it returns for the next call: a scraper of the same
+// endpoint allocates the body once, not per scrape. The Response's Text is
+// buf's bytes, so it changes with the next call: the caller must keep no
+// string of it (no substring either) past that.
+func (c *Client) FetchReusing(ctx context.Context, url string, buf []byte) (Response, []byte, error) {
+	return c.fetch(ctx, url, buf)
+}
+
+func (c *Client) fetch(ctx context.Context, url string, buf []byte) (Response, []byte, error) {
 	resp, err := c.get(ctx, url)
 	if err != nil {
-		return Response{}, err
+		return Response{}, buf, err
 	}
 	b := &body{rc: resp.Body, left: c.opts.MaxBodyBytes, limit: c.opts.MaxBodyBytes}
 	defer b.Close()
@@ -137,14 +151,22 @@ func (c *Client) FetchResponse(ctx context.Context, url string) (Response, error
 	if n := resp.ContentLength; n > 0 {
 		hint = min(n, c.opts.MaxBodyBytes) + 1 // +1: the read that sees the end
 	}
-	text, err := readText(b, int(hint))
-	return Response{Text: text, ContentType: resp.Header.Get("Content-Type")}, err
+	if int64(cap(buf)) < hint {
+		buf = make([]byte, 0, hint)
+	}
+	buf, err = readInto(b, buf[:0])
+	return Response{Text: unsafe.String(unsafe.SliceData(buf), len(buf)), ContentType: resp.Header.Get("Content-Type")}, buf, err
 }
 
 // readText reads r to its end into one buffer that becomes the string: the
 // buffer is never written again once it is the string's.
 func readText(r io.Reader, hint int) (string, error) {
-	buf := make([]byte, 0, hint)
+	buf, err := readInto(r, make([]byte, 0, hint))
+	return unsafe.String(unsafe.SliceData(buf), len(buf)), err
+}
+
+// readInto appends r, to its end, to buf.
+func readInto(r io.Reader, buf []byte) ([]byte, error) {
 	for {
 		if len(buf) == cap(buf) {
 			// Double: append grows a large slice by a quarter at a time,
@@ -159,7 +181,7 @@ func readText(r io.Reader, hint int) (string, error) {
 			if errors.Is(err, io.EOF) {
 				err = nil
 			}
-			return unsafe.String(unsafe.SliceData(buf), len(buf)), err
+			return buf, err
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -142,4 +143,26 @@ func TestFetchKeepsWhatCameBeforeACut(t *testing.T) {
 	text, err := readText(&body{rc: failingBody{&cutReader{text: "a 1\nb", err: cut}}, left: 100, limit: 100}, 1)
 	assert.Equal(t, cut, err)
 	assert.Equal(t, "a 1\nb", text)
+}
+
+// FetchReusing reads into the buffer it is given when the page fits, and
+// grows it when not.
+func TestFetchReusing(t *testing.T) {
+	page := "a 1\n"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, page)
+	}))
+	defer srv.Close()
+	c := newTestClient(t, confighttp.NewDefaultClientConfig(), ClientOptions{})
+	buf := make([]byte, 0, 64)
+	resp, got, err := c.FetchReusing(context.Background(), srv.URL, buf)
+	require.NoError(t, err)
+	assert.Equal(t, page, resp.Text)
+	assert.Same(t, unsafe.SliceData(buf[:1]), unsafe.SliceData(got), "read into the given buffer")
+
+	page = strings.Repeat("b 2\n", 100)
+	resp, grown, err := c.FetchReusing(context.Background(), srv.URL, got)
+	require.NoError(t, err)
+	assert.Equal(t, page, resp.Text)
+	assert.GreaterOrEqual(t, cap(grown), len(page))
 }

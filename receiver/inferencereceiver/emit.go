@@ -64,7 +64,9 @@ func (e *emitter) resource(t *target, kind, model string) pcommon.Resource {
 		rb.SetGenAiProviderNameNim()
 	}
 	if model != "" {
-		rb.SetGenAiRequestModel(model)
+		// A copy: the model name is a substring of the page, whose
+		// buffer the next scrape reuses (target.body).
+		rb.SetGenAiRequestModel(strings.Clone(model))
 	}
 	rb.SetGenAiOperationName(t.operation)
 	rb.SetServerAddress(t.address)
@@ -130,7 +132,7 @@ func numberPoint(dp pmetric.NumberDataPoint, o *cumulative.Output, intValue bool
 		dp.SetDoubleValue(o.Value)
 	}
 	if o.AttrKey != "" && o.AttrValue != "" {
-		dp.Attributes().PutStr(o.AttrKey, o.AttrValue)
+		dp.Attributes().PutStr(o.AttrKey, strings.Clone(o.AttrValue)) // see resource
 	}
 }
 
@@ -145,7 +147,7 @@ func histogramPoint(dp pmetric.HistogramDataPoint, o *cumulative.Output) {
 	dp.ExplicitBounds().FromRaw(o.Hist.Bounds)
 	dp.BucketCounts().FromRaw(o.Hist.Counts)
 	if o.AttrKey != "" && o.AttrValue != "" {
-		dp.Attributes().PutStr(o.AttrKey, o.AttrValue)
+		dp.Attributes().PutStr(o.AttrKey, strings.Clone(o.AttrValue)) // see resource
 	}
 	for i := range o.Exemplars {
 		exemplar(dp.Exemplars().AppendEmpty(), &o.Exemplars[i], ts)
@@ -170,8 +172,8 @@ func exemplar(e pmetric.Exemplar, x *normalize.Exemplar, scraped pcommon.Timesta
 		e.SetSpanID(x.SpanID)
 	}
 	for _, l := range x.Filtered {
-		// Copies: the labels are substrings of the whole page, which
-		// must not live on in the pipeline's batches.
+		// Copies: the labels are substrings of the page, whose buffer
+		// the next scrape reuses (target.body).
 		e.FilteredAttributes().PutStr(strings.Clone(l.Name), strings.Clone(l.Value))
 	}
 }

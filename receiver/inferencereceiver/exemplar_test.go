@@ -249,3 +249,17 @@ func TestExemplarTimestampOutOfRange(t *testing.T) {
 		assert.Equal(t, dp.Timestamp(), dp.Exemplars().At(i).Timestamp())
 	}
 }
+
+// The response buffer is reused by the next scrape: what a scrape emitted
+// must hold none of it. The points of the first scrape are still the golden
+// ones after a page of the same length has overwritten the buffer.
+func TestEmittedMetricsOutliveTheBuffer(t *testing.T) {
+	text := readFixture(t, omFixture)
+	srv := newFakeServer(t, text)
+	srv.contentType = openMetricsType
+	h := newHarness(t, configFor(TargetConfig{Endpoint: srv.URL, Server: normalize.VLLM}))
+	md := h.scrape(t)
+	srv.serve(200, strings.Repeat("x", len(text)-1)+"\n")
+	h.scrape(t)
+	compareGolden(t, "vllm_v1_openmetrics", md)
+}

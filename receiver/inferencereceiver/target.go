@@ -31,8 +31,12 @@ type target struct {
 
 	detected string // kind found by auto-detection
 	tracker  *cumulative.Tracker
-	// page is the last scrape's parse, its arrays reused by the next
-	// (nothing of it is kept past process).
+	// body is the last scrape's response body and page its parse, both
+	// reused by the next scrape. The page's text is body's bytes, so no
+	// string of it may outlive the scrape: the emitter copies the model
+	// and attribute values (the only ones that reach pdata), the tracker
+	// its keys, and errors are formatted copies.
+	body []byte
 	page promscrape.Page
 	// servedFirst: the pod's first finished request was recorded
 	// (firstrequest.go).
@@ -96,7 +100,8 @@ func failf(format string, args ...any) *fetchError {
 func (t *target) fetch(ctx context.Context, client *promscrape.Client) (promscrape.Response, error) {
 	ctx, cancel := context.WithTimeout(ctx, t.timeout)
 	defer cancel()
-	resp, err := client.FetchResponse(ctx, t.url)
+	resp, body, err := client.FetchReusing(ctx, t.url, t.body)
+	t.body = body
 	text := resp.Text
 	var (
 		status   *promscrape.StatusError
