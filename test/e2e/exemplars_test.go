@@ -34,6 +34,10 @@ func TestExemplarsReachTheGateway(t *testing.T) {
 		GatewayConfigs: []string{overlay},
 	})
 	want := map[string]bool{"vllm-llama-6b9f7d4c8-k2x7p": false, "sglang-qwen-0": false}
+	// The model names read from the servers' pages: the agent reuses a
+	// page's buffer for the next scrape, so a name that still pointed
+	// into it would arrive garbled.
+	models := map[string]string{"vllm-llama-6b9f7d4c8-k2x7p": "meta-llama/Llama-3.1-8B-Instruct", "sglang-qwen-0": "Qwen/Qwen2.5-14B-Instruct"}
 	var last string
 	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(3 * time.Second) {
 		page, err := scrapeOpenMetrics(fleet.Gateway.PrometheusURL())
@@ -43,9 +47,13 @@ func TestExemplarsReachTheGateway(t *testing.T) {
 		}
 		for line := range strings.Lines(page) {
 			if m := exemplarOnBucket.FindStringSubmatch(line); m != nil {
-				if _, ok := want[m[1]]; ok {
-					want[m[1]] = true
+				if _, ok := want[m[1]]; !ok {
+					continue
 				}
+				if !strings.Contains(line, `gen_ai_request_model="`+models[m[1]]+`"`) {
+					t.Fatalf("%s's series does not name its model %s: %s", m[1], models[m[1]], line)
+				}
+				want[m[1]] = true
 			}
 		}
 		if want["vllm-llama-6b9f7d4c8-k2x7p"] && want["sglang-qwen-0"] {
