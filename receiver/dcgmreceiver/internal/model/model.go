@@ -264,16 +264,18 @@ type Event struct {
 // Readings returns pointers to every per-device reading of the sample
 // (processes and per-pod readings excluded), for checks that apply to all
 // of them.
-func (s *Sample) Readings() []*Value {
-	out := append(s.deviceReadings(), s.partitionReadings()...)
-	return append(out, &s.MemTotal)
+func (s *Sample) Readings() []*Value { return s.appendReadings(nil) }
+
+func (s *Sample) appendReadings(out []*Value) []*Value {
+	return append(s.appendPartitionReadings(s.appendDeviceReadings(out)), &s.MemTotal)
 }
 
 // DropNonFinite marks readings that overflowed in unit conversion (or were
 // computed from such) as absent, and returns how many it dropped.
 func (s *Sample) DropNonFinite() int {
 	n := 0
-	for _, v := range s.Readings() {
+	var buf [readingsRoom]*Value
+	for _, v := range s.appendReadings(buf[:0]) {
 		if v.OK && (math.IsNaN(v.V) || math.IsInf(v.V, 0)) {
 			*v = Value{}
 			n++

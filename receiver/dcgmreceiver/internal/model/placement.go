@@ -10,9 +10,13 @@ package model
 // deviceReadings are counted once per physical device
 // (accelschema.CountedPerDevice): power, energy, temperatures, clocks and
 // throttling, link traffic, error and remap counters, the last XID.
-func (s *Sample) deviceReadings() []*Value {
-	out := []*Value{&s.Power, &s.Energy, &s.TempGPU, &s.TempMemory, &s.ClockSM, &s.ClockMemory, &s.LastXID,
-		&s.RemappedCorrectable, &s.RemappedUncorrectable, &s.RemapPending, &s.RemapFailed, &s.RetirementPending}
+func (s *Sample) deviceReadings() []*Value { return s.appendDeviceReadings(nil) }
+
+// appendDeviceReadings appends them to out: checks run on every sample of
+// every scrape pass a buffer on their stack rather than allocate a list.
+func (s *Sample) appendDeviceReadings(out []*Value) []*Value {
+	out = append(out, &s.Power, &s.Energy, &s.TempGPU, &s.TempMemory, &s.ClockSM, &s.ClockMemory, &s.LastXID,
+		&s.RemappedCorrectable, &s.RemappedUncorrectable, &s.RemapPending, &s.RemapFailed, &s.RetirementPending)
 	for i := range s.ThrottleActive {
 		out = append(out, &s.ThrottleActive[i], &s.ThrottleTime[i])
 	}
@@ -32,10 +36,16 @@ func (s *Sample) deviceReadings() []*Value {
 
 // partitionReadings are counted where they were measured
 // (accelschema.CountedPerPartition): the whole GPU, or each MIG instance.
-func (s *Sample) partitionReadings() []*Value {
-	return []*Value{&s.GPUUtil, &s.EncoderUtil, &s.DecoderUtil, &s.MemUsed, &s.MemUtil,
-		&s.GREngineActive, &s.SMActive, &s.SMOccupancy, &s.TensorActive, &s.DRAMActive}
+func (s *Sample) partitionReadings() []*Value { return s.appendPartitionReadings(nil) }
+
+func (s *Sample) appendPartitionReadings(out []*Value) []*Value {
+	return append(out, &s.GPUUtil, &s.EncoderUtil, &s.DecoderUtil, &s.MemUsed, &s.MemUtil,
+		&s.GREngineActive, &s.SMActive, &s.SMOccupancy, &s.TensorActive, &s.DRAMActive)
 }
+
+// readingsRoom holds every reading of a sample (Readings), for the
+// stack buffers of appendDeviceReadings' callers.
+const readingsRoom = 128
 
 // KeepOwn clears what this resource must not carry: a MIG instance keeps
 // only what it measures (and its own memory size, MemTotal); a GPU in MIG
@@ -44,7 +54,8 @@ func (s *Sample) partitionReadings() []*Value {
 func (s *Sample) KeepOwn() {
 	switch {
 	case s.IsMIG():
-		for _, v := range s.deviceReadings() {
+		var buf [readingsRoom]*Value
+		for _, v := range s.appendDeviceReadings(buf[:0]) {
 			*v = Value{}
 		}
 		// Losing the bus, XIDs and conditions are the GPU's.
@@ -52,7 +63,8 @@ func (s *Sample) KeepOwn() {
 		s.XIDWindow = nil
 		s.Partitioned = false
 	case s.Partitioned:
-		for _, v := range s.partitionReadings() {
+		var buf [readingsRoom]*Value
+		for _, v := range s.appendPartitionReadings(buf[:0]) {
 			*v = Value{}
 		}
 		s.Processes = nil

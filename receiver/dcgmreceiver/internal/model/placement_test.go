@@ -98,3 +98,10 @@ func TestKeepOwn(t *testing.T) {
 	whole.KeepOwn()
 	assert.Equal(t, before, whole, "a whole GPU keeps everything")
 }
+
+// The stack buffers of KeepOwn and DropNonFinite hold every reading (past
+// readingsRoom they would allocate again on every sample).
+func TestReadingsFitTheirBuffer(t *testing.T) {
+	var s Sample
+	assert.LessOrEqual(t, len(s.Readings()), readingsRoom)
+}
