@@ -254,7 +254,7 @@ func (e *Engine) retryOrFail(ctx context.Context, p *plan.Plan, i int, err error
 		// step's time bound decides.
 		st.Attempts--
 	}
-	spent := (!blocked && st.Attempts >= e.cfg.MaxAttempts) || (blocked && now.Sub(st.Started) >= e.cfg.BlockedTimeout)
+	spent := executor.IsFinal(err) || (!blocked && st.Attempts >= e.cfg.MaxAttempts) || (blocked && now.Sub(st.Started) >= e.cfg.BlockedTimeout)
 	if spent {
 		st.State, st.Finished = plan.StepFailed, now
 		return e.fail(ctx, p, i, err, now)

@@ -55,6 +55,20 @@ func IsBlocked(err error) bool {
 	return errors.As(err, &b)
 }
 
+// Final is an error no retry can change: the step fails at once, without
+// spending its attempts (an agent that reported its GPU reset failed will
+// not reset it again for the same request).
+type Final struct{ Err error }
+
+func (f *Final) Error() string { return f.Err.Error() }
+func (f *Final) Unwrap() error { return f.Err }
+
+// IsFinal reports whether err is a Final error.
+func IsFinal(err error) bool {
+	var f *Final
+	return errors.As(err, &f)
+}
+
 // Set is the executors by step kind.
 type Set map[xid.Step]Executor
 

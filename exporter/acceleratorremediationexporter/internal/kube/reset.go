@@ -23,7 +23,8 @@ import (
 //
 // Until the report comes the step is blocked (retried until
 // eviction_timeout, then the plan stops and escalates); a reset the agent
-// reports failed fails the step; either outcome removes the annotation.
+// reports failed fails the step at once (no retry: the agent would not
+// act on the same request again); either outcome removes the annotation.
 type ResetGPU struct{ *Cluster }
 
 // ResetKey is the node annotation that asks the node's agent for a reset.
@@ -59,11 +60,13 @@ func (r ResetGPU) Run(ctx context.Context, p *plan.Plan, dry bool) (executor.Out
 	if rep != nil && rep.Outcome == accelschema.RemediationOutcomeFailed {
 		// The request is withdrawn too: left on the node it would block
 		// every later plan's reset of the node's GPUs as "another plan's".
+		// Only the withdrawal is worth a retry: the agent acts once per
+		// request, so the step fails at once when it is done.
 		failed := fmt.Errorf("the agent on %s could not reset %s: %s", node, dev, rep.Detail)
 		if err := r.annotate(ctx, node, want, false, dry); err != nil {
 			return executor.Outcome{}, fmt.Errorf("%w; withdrawing the request: %w", failed, err)
 		}
-		return executor.Outcome{}, failed
+		return executor.Outcome{}, &executor.Final{Err: failed}
 	}
 	if err := r.annotate(ctx, node, want, true, dry); err != nil {
 		return executor.Outcome{}, err
