@@ -239,7 +239,10 @@ func TestExemplarTimestampOutOfRange(t *testing.T) {
 		`vllm:e2e_request_latency_seconds_bucket{le="1.0",model_name="m"} 1.0 # {trace_id="4bf92f3577b34da6a3ce929d0e0e4736"} 0.5 1e15` + "\n" +
 		`vllm:e2e_request_latency_seconds_bucket{le="+Inf",model_name="m"} 2.0 # {trace_id="4bf92f3577b34da6a3ce929d0e0e4737"} 2.5 -5` + "\n" +
 		`vllm:e2e_request_latency_seconds_count{model_name="m"} 2.0` + "\n" +
-		`vllm:e2e_request_latency_seconds_sum{model_name="m"} 3.0` + "\n# EOF\n"
+		`vllm:e2e_request_latency_seconds_sum{model_name="m"} 3.0` + "\n" +
+		// Started before the scrape: exemplars of a first scrape without
+		// _created are not emitted (internal/cumulative/exemplars.go).
+		`vllm:e2e_request_latency_seconds_created{model_name="m"} 1.7e9` + "\n# EOF\n"
 	srv := newFakeServer(t, page)
 	srv.contentType = openMetricsType
 	h := newHarness(t, configFor(TargetConfig{Endpoint: srv.URL, Server: normalize.VLLM}))

@@ -3,6 +3,7 @@ package cumulative // import "github.com/otelcol-accel/otelcol-accel/receiver/in
 import (
 	"math"
 	"slices"
+	"time"
 
 	"github.com/otelcol-accel/otelcol-accel/receiver/inferencereceiver/internal/normalize"
 )
@@ -13,18 +14,29 @@ import (
 // it: repeated on every cumulative point, one slow request's trace would
 // be offered as the example of every later interval. So a series' point
 // carries the exemplars its sources' buckets did not carry at the previous
-// scrape (by fingerprint: labels, value and timestamp), and on the first
-// scrape of a series all of them, which were observed within its points'
-// span from its start. Comparing with the previous scrape, rather than
-// the exemplar's timestamp with the scrape's time, needs no clock shared
-// with the server and works for exemplars without a timestamp.
+// scrape (by fingerprint: labels, value and timestamp). Comparing with the
+// previous scrape, rather than the exemplar's timestamp with the scrape's
+// time, needs no clock shared with the server and works for exemplars
+// without a timestamp.
+//
+// What a source serves when it is first seen was observed before the
+// point's span whenever its counts are left out of it: a source that
+// appears on a known series (counted from now on, tracker.go advance), and
+// every source on a first scrape without _created (the span starts at the
+// point's own time). Its exemplars are then remembered and not emitted;
+// only later ones are new. On a first scrape whose start comes from
+// _created they are all emitted, having been observed since the start. An
+// exemplar whose timestamp is before the point's start is never emitted.
 
 // freshExemplars returns the exemplars of the sources that are new since
-// the previous scrape, and remembers this scrape's.
-func (s *series) freshExemplars(ps []*normalize.Point) []normalize.Exemplar {
+// the previous scrape and not before start, and remembers this scrape's.
+func (s *series) freshExemplars(ps []*normalize.Point, start time.Time) []normalize.Exemplar {
 	var out []normalize.Exemplar
+	startMilli := start.UnixMilli()
 	for _, p := range ps {
 		src := s.sources[p.Source]
+		quiet := src.quietExemplars
+		src.quietExemplars = false
 		if len(p.Exemplars) == 0 {
 			src.exemplars = nil
 			continue
@@ -38,8 +50,10 @@ func (s *series) freshExemplars(ps []*normalize.Point) []normalize.Exemplar {
 			e := &p.Exemplars[i]
 			fp := fingerprint(e)
 			if old, ok := seen[e.Bucket]; !ok || old != fp {
-				out = append(out, *e)
 				seen[e.Bucket] = fp
+				if !quiet && !before(e, startMilli) {
+					out = append(out, *e)
+				}
 			}
 		}
 		if len(seen) > len(p.Exemplars) {
@@ -53,6 +67,14 @@ func (s *series) freshExemplars(ps []*normalize.Point) []normalize.Exemplar {
 		}
 	}
 	return out
+}
+
+// before reports whether an exemplar was observed before the millisecond
+// startMilli (truncated, so one within the start's millisecond is kept). A
+// timestamp OTLP cannot hold says nothing; it becomes the scrape's time
+// (emit.go).
+func before(e *normalize.Exemplar, startMilli int64) bool {
+	return e.HasTimestamp && e.Timestamp > 0 && e.Timestamp <= math.MaxInt64/1_000_000 && e.Timestamp < startMilli
 }
 
 // fingerprint is FNV-1a over what tells one exemplar from another.

@@ -74,6 +74,10 @@ type source struct {
 	// buckets carried at the last scrape, by bucket bound (nil until one
 	// has any).
 	exemplars map[float64]uint64
+	// quietExemplars: the exemplars the source serves at its next scrape
+	// predate the series' span (its counts were left out of it); they are
+	// remembered, not emitted (exemplars.go).
+	quietExemplars bool
 }
 
 // value is a counter value or a histogram.
@@ -178,6 +182,13 @@ func (t *Tracker) cumulate(k seriesKey, now time.Time, ps []*normalize.Point, ou
 			s.sources[strings.Clone(p.Source)] = &source{last: valueOf(p), created: p.Created}
 		}
 		s.start = firstStart(ps, now)
+		if !s.start.Before(now) {
+			// No _created: the span starts now, and nothing the page
+			// serves was observed within it.
+			for _, src := range s.sources {
+				src.quietExemplars = true
+			}
+		}
 		// Keys must not pin the scraped document in memory.
 		t.series[cloneKey(k)] = s
 	} else {
@@ -194,7 +205,7 @@ func (t *Tracker) cumulate(k seriesKey, now time.Time, ps []*normalize.Point, ou
 	out.Value = cur.v
 	out.Hist = cur.h
 	if out.Kind == normalize.KindHistogram {
-		out.Exemplars = s.freshExemplars(ps)
+		out.Exemplars = s.freshExemplars(ps, s.start)
 	}
 	if out.Kind == normalize.KindCounter && hadPrev {
 		out.HasDelta = true
@@ -284,6 +295,7 @@ func (t *Tracker) advance(s *series, now time.Time, ps []*normalize.Point) {
 			// A new source we know nothing about: count it from now
 			// on rather than claim its past for this interval.
 			n.base = cur
+			n.quietExemplars = true
 		case restarted(src, p):
 			n.base = value{}
 		default:
