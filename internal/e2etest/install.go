@@ -7,13 +7,17 @@ import (
 	"testing"
 )
 
-// InstallBinary copies build's executable into a directory of its own with
-// plain write(2) calls, as a container runtime writes the files of an image
-// layer it unpacks, and returns the copy's path (removed with the test). Memory measurements run the copy because the page cache of the
-// file as the Go linker wrote it (through a mapping) holds huge folios that
-// the kernel maps whole: a process running it has the entire executable
-// resident (VmRSS's RssFile, smaps' FilePmdMapped), which no node running
-// the image sees. docs/performance.md has both measurements.
+// InstallBinary copies build's executable into a directory of its own in
+// 32 KiB write(2) calls, as containerd's unpacker writes the files of an
+// image layer (its copy buffer is 32 KiB), and returns the copy's path
+// (removed with the test). Memory measurements run the copy because how a
+// file was written decides the folios its page cache holds, and a process
+// maps a faulted folio whole: the Go linker's output (written through a
+// mapping) is cached in 2 MiB folios and a file written in 1 MiB writes in
+// 1 MiB ones, so either is all resident in a running collector (the agent:
+// RssFile ≈ its 49 MiB), while one written in 32 KiB writes is resident
+// only where touched (34 MiB for an idle agent). docs/performance.md has
+// both measurements, and why a node may still see the larger one.
 func InstallBinary(t testing.TB, build Build) string {
 	t.Helper()
 	src := BinaryOf(t, build)
@@ -36,7 +40,7 @@ func copyFile(src, dst string) error {
 	}
 	// Not io.Copy: it would hand the copy to copy_file_range, which may
 	// share the source's page cache instead of writing the file anew.
-	buf := make([]byte, 1<<20)
+	buf := make([]byte, 32<<10)
 	if _, err := io.CopyBuffer(struct{ io.Writer }{out}, struct{ io.Reader }{in}, buf); err != nil {
 		out.Close()
 		return err
