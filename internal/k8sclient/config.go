@@ -47,7 +47,9 @@ type APIConfig struct {
 	CertFile string `mapstructure:"cert_file"`
 	KeyFile  string `mapstructure:"key_file"`
 	// QPS and Burst limit the client's requests; zero keeps client-go's
-	// defaults (5 and 10). One client serves every component of the agent.
+	// defaults (5 and 10; with QPS set, a zero Burst is 10 or QPS rounded
+	// up, whichever is more). One client, and when QPS is set one rate
+	// limiter, serves every component of the agent.
 	QPS   float32 `mapstructure:"kube_api_qps"`
 	Burst int     `mapstructure:"kube_api_burst"`
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"sync"
 	"time"
@@ -86,9 +87,9 @@ func NewClientForConfig(cfg *rest.Config) (*RESTClient, error) {
 		cfg.UserAgent = userAgent
 	}
 	if cfg.RateLimiter == nil && cfg.QPS > 0 {
-		if cfg.Burst <= 0 {
-			return nil, fmt.Errorf("kube_api_burst must be greater than 0 when kube_api_qps is set")
-		}
+		// One limiter for every group's REST client, so kube_api_qps is
+		// the agent's, not each group's.
+		cfg.Burst = burstFor(cfg.QPS, cfg.Burst)
 		cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, cfg.Burst)
 	}
 	hc, err := rest.HTTPClientFor(cfg)
@@ -102,6 +103,16 @@ func NewClientForConfig(cfg *rest.Config) (*RESTClient, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// burstFor is the burst of a limiter of qps: burst when set, else
+// client-go's default 10, or qps rounded up where that is more (a bucket
+// smaller than a second's requests would hold the rate below qps).
+func burstFor(qps float32, burst int) int {
+	if burst > 0 {
+		return burst
+	}
+	return max(rest.DefaultBurst, int(math.Ceil(float64(qps))))
 }
 
 // rest is the REST client of gv, made on first use.
