@@ -63,13 +63,15 @@ func dynamicInformer(c dynamic.Interface, gvr schema.GroupVersionResource, resyn
 		cache.SharedIndexInformerOptions{ResyncPeriod: resync, Indexers: cache.Indexers{}, ObjectDescription: gvr.String()})
 }
 
-// NewDynamicClient connects the dynamic client as c says.
+// NewDynamicClient connects a dynamic client of its own as c says. A
+// registry's informers use their client's instead (RESTClient.Dynamic),
+// which shares its transport and rate limiter.
 func NewDynamicClient(c APIConfig) (dynamic.Interface, error) {
-	cfg, err := c.RestConfig()
+	rc, err := NewClient(c)
 	if err != nil {
 		return nil, err
 	}
-	return dynamic.NewForConfig(cfg)
+	return rc.Dynamic()
 }
 
 // Served asks the API's discovery whether it serves kind: false with no

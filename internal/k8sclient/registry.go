@@ -26,8 +26,10 @@ type Providers struct {
 	// Informers replace DefaultInformers' provider of their kinds.
 	Informers map[Kind]InformerProvider
 	// NewDynamic builds the dynamic client of the custom resources
-	// (LeaderWorkerSets, NodeClaims); nil is NewDynamicClient. It is
-	// built only when a component asks for one of them.
+	// (LeaderWorkerSets, NodeClaims); nil is the client's own
+	// (RESTClient.Dynamic: one transport and rate limiter for both), or
+	// NewDynamicClient for a client of another kind. It is built only
+	// when a component asks for one of them.
 	NewDynamic func(APIConfig) (dynamic.Interface, error)
 }
 
@@ -54,9 +56,6 @@ func NewRegistry(p Providers) *Registry {
 	if r.newClient == nil {
 		r.newClient = func(c APIConfig) (Client, error) { return NewClient(c) }
 	}
-	if r.newDynamic == nil {
-		r.newDynamic = NewDynamicClient
-	}
 	maps.Copy(r.informers, p.Informers)
 	return r
 }
@@ -82,7 +81,15 @@ func (r *Registry) Acquire(api APIConfig, nodeName string) (*Informers, error) {
 			return nil, err
 		}
 		s = newSharedInformers(client, nodeName, r.informers)
-		s.newDynamic = func() (dynamic.Interface, error) { return r.newDynamic(api) }
+		s.newDynamic = func() (dynamic.Interface, error) {
+			if r.newDynamic != nil {
+				return r.newDynamic(api)
+			}
+			if rc, ok := client.(*RESTClient); ok {
+				return rc.Dynamic()
+			}
+			return NewDynamicClient(api)
+		}
 		r.shared[k] = s
 	}
 	s.holders++

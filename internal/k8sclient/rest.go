@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/flowcontrol"
@@ -87,8 +88,8 @@ func NewClientForConfig(cfg *rest.Config) (*RESTClient, error) {
 		cfg.UserAgent = userAgent
 	}
 	if cfg.RateLimiter == nil && cfg.QPS > 0 {
-		// One limiter for every group's REST client, so kube_api_qps is
-		// the agent's, not each group's.
+		// One limiter for every group's REST client (and the dynamic
+		// client's), so kube_api_qps is the agent's, not each group's.
 		cfg.Burst = burstFor(cfg.QPS, cfg.Burst)
 		cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, cfg.Burst)
 	}
@@ -113,6 +114,16 @@ func burstFor(qps float32, burst int) int {
 		return burst
 	}
 	return max(rest.DefaultBurst, int(math.Ceil(float64(qps))))
+}
+
+// Dynamic is the dynamic client of the custom resources, over c's
+// transport and rate limiter.
+func (c *RESTClient) Dynamic() (dynamic.Interface, error) {
+	d, err := dynamic.NewForConfigAndClient(rest.CopyConfig(c.config), c.http)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes dynamic client: %w", err)
+	}
+	return d, nil
 }
 
 // rest is the REST client of gv, made on first use.
