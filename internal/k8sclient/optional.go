@@ -85,7 +85,7 @@ func (i *Informers) Served(ctx context.Context, kind Kind) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
-	list, err := i.shared.client.ServerResourcesForGroupVersion(gvr.GroupVersion().String())
+	list, err := i.shared.client.ServerResourcesForGroupVersion(ctx, gvr.GroupVersion().String())
 	if apierrors.IsNotFound(err) {
 		return false, nil
 	}

@@ -34,8 +34,8 @@ type Client interface {
 	// ServerResourcesForGroupVersion is the API's discovery of one group
 	// version ("resource.k8s.io/v1"): an error that IsNotFound when the
 	// API does not serve it. Its name and meaning are client-go
-	// discovery's.
-	ServerResourcesForGroupVersion(groupVersion string) (*metav1.APIResourceList, error)
+	// discovery's; ctx ends the request (a component's shutdown).
+	ServerResourcesForGroupVersion(ctx context.Context, groupVersion string) (*metav1.APIResourceList, error)
 }
 
 // The scheme knows only the API groups the collector's components read,
@@ -170,7 +170,7 @@ const discoveryTimeout = 32 * time.Second
 
 // ServerResourcesForGroupVersion implements Client, as client-go's
 // discovery client does (GET /api/v1 or /apis/<group>/<version>).
-func (c *RESTClient) ServerResourcesForGroupVersion(groupVersion string) (*metav1.APIResourceList, error) {
+func (c *RESTClient) ServerResourcesForGroupVersion(ctx context.Context, groupVersion string) (*metav1.APIResourceList, error) {
 	rc, err := c.rest(corev1.SchemeGroupVersion)
 	if err != nil {
 		return nil, err
@@ -179,8 +179,9 @@ func (c *RESTClient) ServerResourcesForGroupVersion(groupVersion string) (*metav
 	if groupVersion == "v1" {
 		path = "/api/v1"
 	}
-	// discovery's own timeout: a request that hangs is retried, not waited on.
-	ctx, cancel := context.WithTimeout(context.Background(), discoveryTimeout)
+	// discovery's own timeout: a request that hangs is retried, not waited
+	// on; and ctx's end (Release) ends it at once.
+	ctx, cancel := context.WithTimeout(ctx, discoveryTimeout)
 	defer cancel()
 	raw, err := rc.Get().AbsPath(path).SetHeader("Accept", "application/json").Do(ctx).Raw()
 	if err != nil {

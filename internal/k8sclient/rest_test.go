@@ -73,3 +73,25 @@ func TestDynamicSharesTheRateLimiter(t *testing.T) {
 	assert.Contains(t, err.Error(), "rate limiter")
 	assert.Equal(t, int32(1), requests.Load(), "refused before it was sent")
 }
+
+// Discovery ends with its caller's context (Release cancels WatchOptional's),
+// not only at discovery's own 32 s timeout.
+func TestDiscoveryEndsWithItsContext(t *testing.T) {
+	arrived := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		close(arrived)
+		<-r.Context().Done() // hangs until the client gives up
+	}))
+	t.Cleanup(srv.Close)
+	c, err := NewClientForConfig(&rest.Config{Host: srv.URL})
+	require.NoError(t, err)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-arrived
+		cancel()
+	}()
+	_, err = c.ServerResourcesForGroupVersion(ctx, "karpenter.sh/v1")
+	require.Error(t, err)
+	assert.ErrorIs(t, err, context.Canceled)
+}

@@ -44,7 +44,7 @@ func (s *kubernetesSource) answersLive() bool { return false }
 // start: an empty node name (the same agent config on a machine that is not
 // a Kubernetes node), a client that cannot be built or a watch that cannot
 // start only turn the source off, and say so.
-func (s *kubernetesSource) start(_ context.Context, env sourceEnv) error {
+func (s *kubernetesSource) start(ctx context.Context, env sourceEnv) error {
 	s.env = env
 	if s.nodeName == "" {
 		env.report(errors.New(noNodeNameMessage))
@@ -56,7 +56,7 @@ func (s *kubernetesSource) start(_ context.Context, env sourceEnv) error {
 		return nil
 	}
 	s.w = w
-	if err := w.Start(); err != nil {
+	if err := w.Start(ctx); err != nil {
 		env.report(errors.New("cannot watch the Kubernetes API (" + err.Error() + ")" + withoutAPI))
 	}
 	s.stop = make(chan struct{})

@@ -88,6 +88,8 @@ func wrapList[L runtime.Object](list func(context.Context, metav1.ListOptions) (
 	}
 }
 
-func (c clientset) ServerResourcesForGroupVersion(groupVersion string) (*metav1.APIResourceList, error) {
+// ServerResourcesForGroupVersion ignores ctx: the fake clientset's discovery
+// answers at once.
+func (c clientset) ServerResourcesForGroupVersion(_ context.Context, groupVersion string) (*metav1.APIResourceList, error) {
 	return c.cs.Discovery().ServerResourcesForGroupVersion(groupVersion)
 }

@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -83,7 +84,7 @@ users:
 	w, err := NewWatcher(k8sclient.NewRegistry(k8sclient.Providers{}),
 		k8sclient.APIConfig{AuthType: k8sclient.AuthKubeConfig, KubeConfig: path}, "gpu-node-1", true)
 	require.NoError(t, err)
-	require.NoError(t, w.Start())
+	require.NoError(t, w.Start(context.Background()))
 	t.Cleanup(w.Stop)
 	require.Eventually(t, w.Synced, 10*time.Second, 10*time.Millisecond)
 	s := w.Snapshot()

@@ -8,6 +8,7 @@
 package kube
 
 import (
+	"context"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -63,7 +64,7 @@ func (w *Watcher) Changed() <-chan struct{} { return w.changed }
 // Start asks for the informers (starting those no other component runs)
 // and follows their changes. It does not wait for them to sync: the
 // processor works with whatever they have and degrades until then.
-func (w *Watcher) Start() error {
+func (w *Watcher) Start(ctx context.Context) error {
 	notify := cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { w.notify() },
 		UpdateFunc: func(any, any) { w.notify() },
@@ -88,7 +89,7 @@ func (w *Watcher) Start() error {
 		return err
 	}
 	var claims, slices cache.SharedIndexInformer
-	dra := w.wantDRA && w.resourceV1Served()
+	dra := w.wantDRA && w.resourceV1Served(ctx)
 	if dra {
 		if claims, err = watch(k8sclient.ResourceClaims); err != nil {
 			return err
@@ -106,8 +107,8 @@ func (w *Watcher) Start() error {
 // resourceV1Served asks discovery whether resource.k8s.io/v1 exists. Any
 // answer other than "not found" counts as served, so that a flaky discovery
 // call does not switch DRA off for good; the informers report real errors.
-func (w *Watcher) resourceV1Served() bool {
-	_, err := w.informers.Client().ServerResourcesForGroupVersion(resourcev1.SchemeGroupVersion.String())
+func (w *Watcher) resourceV1Served(ctx context.Context) bool {
+	_, err := w.informers.Client().ServerResourcesForGroupVersion(ctx, resourcev1.SchemeGroupVersion.String())
 	return !apierrors.IsNotFound(err)
 }
 

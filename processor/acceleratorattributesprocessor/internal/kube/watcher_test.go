@@ -34,7 +34,7 @@ func newWatcher(t *testing.T, client kubernetes.Interface, node string, dra bool
 	w, err := NewWatcher(registry, k8sclient.APIConfig{AuthType: k8sclient.AuthServiceAccount}, node, dra)
 	require.NoError(t, err)
 	require.False(t, w.Synced(), "not before Start")
-	require.NoError(t, w.Start())
+	require.NoError(t, w.Start(context.Background()))
 	t.Cleanup(w.Stop)
 	return w
 }
