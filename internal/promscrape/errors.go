@@ -3,6 +3,7 @@ package promscrape
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Why a line was skipped. A LineError wraps one of these; compare with
@@ -54,11 +55,17 @@ func (e LineError) Unwrap() error { return e.Err }
 // maxExcerpt bounds the text of a line quoted in a LineError.
 const maxExcerpt = 120
 
+// excerpt is a copy, never a substring: a LineError outlives the text it
+// quotes, which a scraper reuses (promscrape Client.FetchReusing reads the
+// next page into the same buffer).
 func excerpt[T Text](line T) string {
 	if len(line) > maxExcerpt {
 		return string(line[:maxExcerpt]) + "…"
 	}
-	return string(line)
+	if s, ok := any(line).(string); ok {
+		return strings.Clone(s)
+	}
+	return string(line) // converting bytes copies them
 }
 
 // Errors keeps the first Max line errors of a page and counts them all, so

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -240,6 +241,31 @@ func TestParseInto(t *testing.T) {
 	o := ParseOptions{OpenMetrics: true}
 	o.ParseInto(&pg, text)
 	assert.Zero(t, testing.AllocsPerRun(10, func() { o.ParseInto(&pg, text) }))
+}
+
+// A line error's text outlives the page it quotes (a scraper reads the next
+// page into the same buffer), and a page with fewer errors than the one
+// before leaves none of the old ones reachable through the reused arrays.
+func TestParseIntoErrorsOutliveTheText(t *testing.T) {
+	page := "# TYPE c counter\nc_total 1 # no-brace\nbroken{\nc_total 2\n"
+	buf := []byte(page)
+	text := unsafe.String(unsafe.SliceData(buf), len(buf))
+	o := ParseOptions{OpenMetrics: true}
+	var pg Page
+	o.ParseInto(&pg, text)
+	require.Len(t, pg.Errors.First, 1)
+	require.Len(t, pg.ExemplarErrors.First, 1)
+	for i := range buf {
+		buf[i] = 'x' // the next scrape's page in the same buffer
+	}
+	assert.Equal(t, "broken{", pg.Errors.First[0].Text)
+	assert.Equal(t, "c_total 1 # no-brace", pg.ExemplarErrors.First[0].Text)
+
+	o.ParseInto(&pg, "c_total 3\n")
+	assert.Empty(t, pg.Errors.First)
+	assert.Empty(t, pg.ExemplarErrors.First)
+	assert.Zero(t, pg.Errors.First[:1][0], "the old error is cleared from the array")
+	assert.Zero(t, pg.ExemplarErrors.First[:1][0])
 }
 
 // withoutReuse is the page with its reuse state left out and empty slices

@@ -81,7 +81,7 @@ func (o ParseOptions) Parse(text string) Page {
 // held before: a scraper that reads the same endpoint every interval
 // allocates them once, not per scrape. What pg held is overwritten; the
 // caller must keep none of its samples (their strings, which point into
-// the old text, stay valid).
+// the old text, stay valid). The errors' texts are copies, free of text.
 func (o ParseOptions) ParseInto(pg *Page, text string) {
 	samples, labels, exemplars, types := pg.Samples[:0], pg.labels[:0], pg.Exemplars[:0], pg.types
 	errs, exErrs := pg.Errors.First[:0], pg.ExemplarErrors.First[:0]
@@ -97,6 +97,8 @@ func (o ParseOptions) ParseInto(pg *Page, text string) {
 		clear(labels[:cap(labels)])
 		clear(exemplars[:cap(exemplars)])
 		clear(types)
+		clear(errs[:cap(errs)])
+		clear(exErrs[:cap(exErrs)])
 	}
 	*pg = Page{
 		Samples:        samples,
