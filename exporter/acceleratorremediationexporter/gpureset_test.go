@@ -84,24 +84,30 @@ func resetScript(t *testing.T, out string, code int) (script, ran string) {
 	return script, ran
 }
 
+// resetCluster makes node with the holder pod namespace/holder on it, and
+// starts the remediator in automatic mode with gpu_reset on.
+func resetCluster(t *testing.T, node, namespace string) (*kubetestClient, *harness, *clock) {
+	t.Helper()
+	needServer(t)
+	k := admin()
+	k.mkNode(t, node, "p5.48xlarge")
+	k.mkNamespace(t, namespace)
+	k.mkPod(t, namespace, "holder", node, nil)
+	clk := &clock{t: t0}
+	cfg := testConfig()
+	cfg.Mode = engine.Automatic
+	cfg.GPUReset.Enabled = true
+	return k, start(t, cfg, clk, nil), clk
+}
+
 // The node-local GPU reset end to end: the remediator asks through the
 // node annotation; the agent sees the request, waits while the kubelet
 // still lists the evicted holder, then runs the reset command once and
 // reports; the report reaches the remediator's intake and the plan
 // finishes.
 func TestGPUResetThroughTheNodeAgent(t *testing.T) {
-	needServer(t)
-	k := admin()
-	k.mkNode(t, "reset-1", "p5.48xlarge")
-	k.mkNamespace(t, "team-reset")
-	k.mkPod(t, "team-reset", "holder", "reset-1", nil)
+	k, h, clk := resetCluster(t, "reset-1", "team-reset")
 	script, ran := resetScript(t, "GPU 00000000:53:00.0 was successfully reset.", 0)
-
-	clk := &clock{t: t0}
-	cfg := testConfig()
-	cfg.Mode = engine.Automatic
-	cfg.GPUReset.Enabled = true
-	h := start(t, cfg, clk, nil)
 	// The kubelet's PodResources: the holder has the GPU.
 	kubelet := resetAgent(t, h, "reset-1", script,
 		prt.Pod("team-reset", "holder", prt.Container("train", prt.Devices("nvidia.com/gpu", "GPU-r1"))))
@@ -148,18 +154,8 @@ func TestGPUResetThroughTheNodeAgent(t *testing.T) {
 // withdraws the request: left on the node, it would block every later
 // plan's reset there as "another plan's reset".
 func TestGPUResetThatFailsWithdrawsItsRequest(t *testing.T) {
-	needServer(t)
-	k := admin()
-	k.mkNode(t, "reset-2", "p5.48xlarge")
-	k.mkNamespace(t, "team-reset2")
-	k.mkPod(t, "team-reset2", "holder", "reset-2", nil)
+	k, h, clk := resetCluster(t, "reset-2", "team-reset2")
 	script, ran := resetScript(t, "Unable to reset GPU 00000000:54:00.0: In use by another client", 1)
-
-	clk := &clock{t: t0}
-	cfg := testConfig()
-	cfg.Mode = engine.Automatic
-	cfg.GPUReset.Enabled = true
-	h := start(t, cfg, clk, nil)
 	resetAgent(t, h, "reset-2", script) // nothing holds the GPU on the kubelet's side
 
 	h.send(event{node: "reset-2", device: "GPU-r2", pod: "holder", namespace: "team-reset2", xid: 48})
