@@ -111,7 +111,7 @@ func (c *Client) Get(ctx context.Context, url string) (io.ReadCloser, error) {
 // with the first MaxBodyBytes, or the read error (a connection cut) with
 // what came before it; the caller chooses whether to use a part.
 func (c *Client) Fetch(ctx context.Context, url string) (string, error) {
-	r, err := c.FetchResponse(ctx, url)
+	r, _, err := c.fetch(ctx, url, nil)
 	return r.Text, err
 }
 
@@ -124,16 +124,11 @@ type Response struct {
 // OpenMetrics reports whether the page was served as OpenMetrics.
 func (r Response) OpenMetrics() bool { return IsOpenMetrics(r.ContentType) }
 
-// FetchResponse is Fetch that also returns the Content-Type, for the
-// caller to read the page as its format says.
-func (c *Client) FetchResponse(ctx context.Context, url string) (Response, error) {
-	r, _, err := c.fetch(ctx, url, nil)
-	return r, err
-}
-
-// FetchReusing is FetchResponse reading into buf (grown when the page
-// does not fit), which it returns for the next call: a scraper of the same
-// endpoint allocates the body once, not per scrape. The Response's Text is
+// FetchReusing is Fetch that also returns the Content-Type (for the
+// caller to read the page as its format says), reading into buf (grown
+// when the page does not fit, allocated when nil), which it returns for
+// the next call: a scraper of the same endpoint allocates the body once,
+// not per scrape. The Response's Text is
 // buf's bytes, so it changes with the next call: the caller must keep no
 // string of it (no substring either) past that.
 func (c *Client) FetchReusing(ctx context.Context, url string, buf []byte) (Response, []byte, error) {
@@ -156,13 +151,6 @@ func (c *Client) fetch(ctx context.Context, url string, buf []byte) (Response, [
 	}
 	buf, err = readInto(b, buf[:0])
 	return Response{Text: unsafe.String(unsafe.SliceData(buf), len(buf)), ContentType: resp.Header.Get("Content-Type")}, buf, err
-}
-
-// readText reads r to its end into one buffer that becomes the string: the
-// buffer is never written again once it is the string's.
-func readText(r io.Reader, hint int) (string, error) {
-	buf, err := readInto(r, make([]byte, 0, hint))
-	return unsafe.String(unsafe.SliceData(buf), len(buf)), err
 }
 
 // readInto appends r, to its end, to buf.

@@ -203,7 +203,7 @@ func TestIsOpenMetrics(t *testing.T) {
 	}
 }
 
-func TestFetchResponseContentType(t *testing.T) {
+func TestFetchContentType(t *testing.T) {
 	var accept string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		accept = r.Header.Get("Accept")
@@ -212,7 +212,7 @@ func TestFetchResponseContentType(t *testing.T) {
 	}))
 	defer srv.Close()
 	c := newTestClient(t, confighttp.NewDefaultClientConfig(), ClientOptions{Accept: AcceptOpenMetricsOrText})
-	resp, err := c.FetchResponse(context.Background(), srv.URL)
+	resp, _, err := c.FetchReusing(context.Background(), srv.URL, nil)
 	require.NoError(t, err)
 	assert.True(t, resp.OpenMetrics())
 	assert.Equal(t, AcceptOpenMetricsOrText, accept)
@@ -220,7 +220,7 @@ func TestFetchResponseContentType(t *testing.T) {
 	assert.Len(t, pg.Exemplars, 1)
 
 	srv.Close()
-	_, err = c.FetchResponse(context.Background(), srv.URL)
+	_, _, err = c.FetchReusing(context.Background(), srv.URL, nil)
 	require.Error(t, err)
 	assert.False(t, errors.Is(err, io.EOF))
 }

@@ -90,16 +90,8 @@ func (o ParseOptions) ParseInto(pg *Page, text string) {
 	if cap(samples) == 0 {
 		samples = make([]Sample[string], 0, strings.Count(text, "\n")+1)
 		labels = make([]Label[string], 0, strings.Count(text, "="))
-	} else {
-		// The old page's strings must not stay reachable through the
-		// arrays beyond what this page overwrites.
-		clear(samples[:cap(samples)])
-		clear(labels[:cap(labels)])
-		clear(exemplars[:cap(exemplars)])
-		clear(types)
-		clear(errs[:cap(errs)])
-		clear(exErrs[:cap(exErrs)])
 	}
+	clear(types)
 	*pg = Page{
 		Samples:        samples,
 		Errors:         Errors{Max: MaxErrors, First: errs},
@@ -145,4 +137,14 @@ func (o ParseOptions) ParseInto(pg *Page, text string) {
 		}
 	}
 	pg.labels, pg.types = p.labels, p.families.types
+	// The old page's strings (and errors) must not stay reachable through
+	// the arrays beyond what this page wrote; what it wrote replaced them.
+	clearTail(pg.Samples)
+	clearTail(pg.labels)
+	clearTail(pg.Exemplars)
+	clearTail(pg.Errors.First)
+	clearTail(pg.ExemplarErrors.First)
 }
+
+// clearTail zeroes s's array from len(s) to cap(s).
+func clearTail[T any](s []T) { clear(s[len(s):cap(s)]) }
