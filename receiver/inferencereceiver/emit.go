@@ -160,10 +160,8 @@ func histogramPoint(dp pmetric.HistogramDataPoint, o *cumulative.Output) {
 func exemplar(e pmetric.Exemplar, x *normalize.Exemplar, scraped pcommon.Timestamp) {
 	e.SetDoubleValue(x.Value)
 	e.SetTimestamp(scraped)
-	// A timestamp before 1970 or past what nanoseconds hold is the
-	// server's error; the scrape's time stands in.
-	if x.HasTimestamp && x.Timestamp > 0 && x.Timestamp <= math.MaxInt64/1_000_000 {
-		e.SetTimestamp(pcommon.Timestamp(x.Timestamp * 1e6))
+	if ms, ok := x.UnixMilli(); ok { // else the scrape's time stands in
+		e.SetTimestamp(pcommon.Timestamp(ms * 1e6))
 	}
 	if x.TraceID != ([16]byte{}) {
 		e.SetTraceID(x.TraceID)

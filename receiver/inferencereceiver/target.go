@@ -34,8 +34,9 @@ type target struct {
 	// body is the last scrape's response body and page its parse, both
 	// reused by the next scrape. The page's text is body's bytes, so no
 	// string of it may outlive the scrape: the emitter copies the model
-	// and attribute values (the only ones that reach pdata), the tracker
-	// its keys, and errors are formatted copies.
+	// and attribute values and the exemplars' filtered labels (the only
+	// ones that reach pdata), the tracker its keys, and errors are
+	// formatted copies.
 	body []byte
 	page promscrape.Page
 	// servedFirst: the pod's first finished request was recorded

@@ -168,6 +168,7 @@ func (r *Renderer) Render(b []byte, entities []sim.Entity) []byte {
 		b = append(b, f.typ...)
 		b = append(b, '\n')
 		header := len(b)
+		perProcess := f.id == gpuUtilFieldID || f.id == fbUsedFieldID
 		for ri := range r.rows {
 			rw := &r.rows[ri]
 			s := &entities[rw.entity].Sample
@@ -177,7 +178,6 @@ func (r *Renderer) Render(b []byte, entities []sim.Entity) []byte {
 			if rw.mig && !f.onMIG {
 				continue
 			}
-			perProcess := f.id == gpuUtilFieldID || f.id == fbUsedFieldID
 			if rw.perProcessOnly && !perProcess {
 				continue
 			}

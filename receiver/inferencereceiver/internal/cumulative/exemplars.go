@@ -74,7 +74,8 @@ func (s *series) freshExemplars(ps []*normalize.Point, start time.Time) []normal
 // timestamp OTLP cannot hold says nothing; it becomes the scrape's time
 // (emit.go).
 func before(e *normalize.Exemplar, startMilli int64) bool {
-	return e.HasTimestamp && e.Timestamp > 0 && e.Timestamp <= math.MaxInt64/1_000_000 && e.Timestamp < startMilli
+	ms, ok := e.UnixMilli()
+	return ok && ms < startMilli
 }
 
 // fingerprint is FNV-1a over what tells one exemplar from another.
@@ -92,19 +93,20 @@ func fingerprint(e *normalize.Exemplar) uint64 {
 			h = (h ^ uint64(c)) * prime
 		}
 	}
+	str := func(s string) {
+		for i := 0; i < len(s); i++ {
+			h = (h ^ uint64(s[i])) * prime
+		}
+	}
 	word(math.Float64bits(e.Value))
 	word(uint64(e.Timestamp))
 	bytes(e.TraceID[:])
 	bytes(e.SpanID[:])
 	for _, l := range e.Filtered {
 		word(uint64(len(l.Name)))
-		for i := 0; i < len(l.Name); i++ {
-			h = (h ^ uint64(l.Name[i])) * prime
-		}
+		str(l.Name)
 		word(uint64(len(l.Value)))
-		for i := 0; i < len(l.Value); i++ {
-			h = (h ^ uint64(l.Value[i])) * prime
-		}
+		str(l.Value)
 	}
 	return h
 }

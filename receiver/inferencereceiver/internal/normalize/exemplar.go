@@ -3,6 +3,7 @@ package normalize // import "github.com/otelcol-accel/otelcol-accel/receiver/inf
 import (
 	"encoding/hex"
 	"fmt"
+	"math"
 
 	"github.com/otelcol-accel/otelcol-accel/internal/promscrape"
 )
@@ -23,6 +24,16 @@ type Exemplar struct {
 	// as OTLP's exemplar filtered attributes; they are substrings of the
 	// page, to be copied by whoever keeps them.
 	Filtered []promscrape.Label[string]
+}
+
+// UnixMilli is when the exemplar was observed, if the server said so in a
+// way OTLP can hold: a timestamp before 1970 or past what nanoseconds hold
+// is the server's error, and says nothing.
+func (e *Exemplar) UnixMilli() (int64, bool) {
+	if !e.HasTimestamp || e.Timestamp <= 0 || e.Timestamp > math.MaxInt64/1_000_000 {
+		return 0, false
+	}
+	return e.Timestamp, true
 }
 
 // Exemplar label names for the trace (W3C trace context, as OpenTelemetry
