@@ -519,12 +519,14 @@ type directive struct {
 
 func (e *Encoder) encodeEvent(sc *scratch, b []byte, res *resource, g *group, members []member, withAttrs bool) []byte {
 	e.prepare(g, res)
-	if sc.names == nil {
-		sc.names = map[string]struct{}{}
-	}
-	clear(sc.names)
-	for _, m := range members {
-		sc.names[m.info.name] = struct{}{}
+	if len(members) > 8 { // isMetric's set, for the events it is worth it for
+		if sc.names == nil {
+			sc.names = map[string]struct{}{}
+		}
+		clear(sc.names)
+		for _, m := range members {
+			sc.names[m.info.name] = struct{}{}
+		}
 	}
 
 	// The directives and their lists live in sc between events: an event
@@ -541,7 +543,7 @@ func (e *Encoder) encodeEvent(sc *scratch, b []byte, res *resource, g *group, me
 			}
 			d.key, d.sets, d.members = key, d.sets[:0], d.members[:0]
 			for _, s := range sets {
-				if !slices.ContainsFunc(s, func(n string) bool { _, clash := sc.names[n]; return clash }) {
+				if !slices.ContainsFunc(s, func(n string) bool { return isMetric(n, members, sc) }) {
 					d.sets = append(d.sets, s)
 				}
 			}
@@ -659,7 +661,8 @@ func appendFields(b []byte, fields []field, dimNames []string, written []field, 
 }
 
 // isMetric reports whether one of the event's members is the metric k. An
-// event holds one or two metrics mostly; a set is only worth it for many.
+// event holds one or two metrics mostly; a set (sc.names, which
+// encodeEvent fills for more than 8) is only worth it for many.
 func isMetric(k string, members []member, sc *scratch) bool {
 	if len(members) > 8 {
 		_, ok := sc.names[k]
