@@ -189,7 +189,7 @@ func zoneRows(v *fleet.View, f fleet.Filter, zones []k8sstore.WorkloadZones, imb
 				x = &zoneCell{Zone: z}
 				byZone[z] = x
 			}
-			x.Endpoints, x.RequestRate = c.Endpoints, round4(c.RequestRate)
+			x.Endpoints, x.RequestRate = c.Endpoints, fleet.Round4Ptr(c.RequestRate)
 		}
 		for _, c := range byZone {
 			if keyMatches(f, "zone", c.Zone) {
@@ -256,12 +256,4 @@ func keyMatches(f fleet.Filter, key, v string) bool {
 		}
 	}
 	return false
-}
-
-func round4(v *float64) *float64 {
-	if v == nil {
-		return nil
-	}
-	x := fleet.Round4(*v)
-	return &x
 }

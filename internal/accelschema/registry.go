@@ -29,6 +29,18 @@ func LookupMetric(name string) (MetricDef, bool) {
 	return *m, true
 }
 
+// MustMetric returns the definition of a metric a component emits by a
+// constant name. A name missing from the registry is a programming error
+// that the component's own tests hit at init, so it panics, naming the
+// component (who) and the metric.
+func MustMetric(who, name string) MetricDef {
+	d, ok := LookupMetric(name)
+	if !ok {
+		panic(who + ": metric " + name + " is not registered in internal/accelschema")
+	}
+	return d
+}
+
 // LookupAttribute returns the definition of a registered attribute key.
 func LookupAttribute(key string) (AttributeDef, bool) {
 	indexOnce.Do(buildIndex)

@@ -12,11 +12,7 @@ import (
 // names, units and descriptions come from internal/accelschema only.
 var metricDefs = func() (defs [4]s.MetricDef) {
 	for i, name := range []string{s.MetricPrice, s.MetricCost, s.MetricWaste, s.MetricFindings} {
-		d, ok := s.LookupMetric(name)
-		if !ok {
-			panic("accelerator_cost: metric " + name + " is not registered in internal/accelschema")
-		}
-		defs[i] = d
+		defs[i] = s.MustMetric("accelerator_cost", name)
 	}
 	return defs
 }()

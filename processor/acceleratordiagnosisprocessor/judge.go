@@ -326,10 +326,4 @@ func (p *diagnosisProcessor) appendRegressions(md pmetric.Metrics, js []judgemen
 
 // regressionsDef is the counter's entry in internal/accelschema, so what is
 // exported says what docs/metrics.md says.
-var regressionsDef = func() s.MetricDef {
-	d, ok := s.LookupMetric(s.MetricLatencyRegressions)
-	if !ok {
-		panic("accelerator_diagnosis: metric " + s.MetricLatencyRegressions + " is not registered in internal/accelschema")
-	}
-	return d
-}()
+var regressionsDef = s.MustMetric("accelerator_diagnosis", s.MetricLatencyRegressions)

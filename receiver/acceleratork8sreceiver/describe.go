@@ -11,10 +11,7 @@ import (
 // descriptions had drifted from it). Called once per metric per flush; an
 // unregistered name is a programming error the receiver's tests hit.
 func describe(m pmetric.Metric, name string) {
-	d, ok := accelschema.LookupMetric(name)
-	if !ok {
-		panic("accelerator_k8s: metric " + name + " is not registered in internal/accelschema")
-	}
+	d := accelschema.MustMetric("accelerator_k8s", name)
 	m.SetName(d.Name)
 	m.SetUnit(d.Unit)
 	m.SetDescription(d.Brief)

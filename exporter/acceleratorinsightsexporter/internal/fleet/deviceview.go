@@ -205,7 +205,7 @@ func (v *View) Pod(ns, name string) (PodDetail, bool) {
 			found = true
 			out.Node, out.Team, out.Workload, out.WorkloadType = r.Node, r.Team, r.Workload, r.WorkType
 			out.Devices = append(out.Devices, PodDevice{ID: r.HWID, Node: r.Node, Model: r.Model,
-				PartitionType: cmp.Or(r.PartitionType, s.PartitionNone), Share: Round4(share), Utilization: r4(util), Health: health})
+				PartitionType: cmp.Or(r.PartitionType, s.PartitionNone), Share: Round4(share), Utilization: Round4Ptr(util), Health: health})
 			if r.PricePerHour != nil {
 				price += *r.PricePerHour
 			}

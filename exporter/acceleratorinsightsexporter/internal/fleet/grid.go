@@ -62,7 +62,7 @@ type DevicesPage struct {
 
 func holderOf(r *Resource, share float64) Holder {
 	h := Holder{Namespace: r.Namespace, Pod: r.Pod, PodUID: r.PodUID, Container: r.Container, Team: r.Team,
-		Workload: r.Workload, WorkloadType: r.WorkType, Share: Round4(share), Utilization: r4(r.Utilization)}
+		Workload: r.Workload, WorkloadType: r.WorkType, Share: Round4(share), Utilization: Round4Ptr(r.Utilization)}
 	if r.Parent != "" {
 		h.PartitionID = nonEmpty(r.PartitionID)
 	}
@@ -105,7 +105,7 @@ func (v *View) tileOf(g *Group, r *Resource, copies []*Resource, kind, health st
 		visit(c, r)
 	}
 	t := Tile{ID: r.HWID, Node: r.Node, Kind: kind, Family: r.Kind, Model: r.Model, PartitionType: r.PartitionType,
-		Profile: nonEmpty(r.Profile), Health: health, Utilization: r4(r.Utilization), MemoryUtilization: r4(memUtil(r)),
+		Profile: nonEmpty(r.Profile), Health: health, Utilization: Round4Ptr(r.Utilization), MemoryUtilization: Round4Ptr(memUtil(r)),
 		Allocation: category(a), AllocatedShare: Round4(a.allocated()), CostPerHour: Round4(price), WastePerHour: Round4(waste),
 		Holders: holders(g, r, copies), Partitions: []Tile{}}
 	if r.Index >= 0 {

@@ -47,7 +47,9 @@ type InferenceList struct {
 	Endpoints []Endpoint `json:"endpoints"`
 }
 
-func rq(q Quantiles) Quantiles { return Quantiles{r4(q.P50), r4(q.P90), r4(q.P99)} }
+func rq(q Quantiles) Quantiles {
+	return Quantiles{Round4Ptr(q.P50), Round4Ptr(q.P90), Round4Ptr(q.P99)}
+}
 
 // Inference lists endpoints with the devices their pods hold (joined by
 // pod uid, else namespace and pod name).
@@ -59,7 +61,7 @@ func (v *View) Inference(f Filter) InferenceList {
 			if r.Pod == "" {
 				return
 			}
-			d := EndpointDevice{ID: r.HWID, Node: r.Node, Utilization: r4(util), Share: Round4(share)}
+			d := EndpointDevice{ID: r.HWID, Node: r.Node, Utilization: Round4Ptr(util), Share: Round4(share)}
 			if r.PodUID != "" {
 				held[podKey{uid: r.PodUID}] = append(held[podKey{uid: r.PodUID}], d)
 			}
@@ -74,11 +76,11 @@ func (v *View) Inference(f Filter) InferenceList {
 			continue
 		}
 		e := Endpoint{Endpoint: sv.Endpoint, Server: sv.Provider, Model: sv.Model, Namespace: sv.Namespace, Pod: sv.Pod,
-			Node: sv.Node, Team: sv.Team, Workload: sv.Workload, RequestRate: r4(sv.RequestRate),
-			TTFT: rq(sv.TTFT), ITL: rq(sv.ITL), E2E: rq(sv.E2E), RequestsRunning: r4(sv.RequestsRunning),
-			RequestsWaiting: r4(sv.RequestsWaiting), KVCacheUtilization: r4(sv.KVCache), PrefixCacheHitRatio: r4(sv.PrefixHitRatio),
-			PreemptionsPerSecond: r4(sv.PreemptionsPerSec),
-			TokensPerSecond:      TokensPerSecond{r4(sv.InputTokensPerSec), r4(sv.OutputTokensPerS)}}
+			Node: sv.Node, Team: sv.Team, Workload: sv.Workload, RequestRate: Round4Ptr(sv.RequestRate),
+			TTFT: rq(sv.TTFT), ITL: rq(sv.ITL), E2E: rq(sv.E2E), RequestsRunning: Round4Ptr(sv.RequestsRunning),
+			RequestsWaiting: Round4Ptr(sv.RequestsWaiting), KVCacheUtilization: Round4Ptr(sv.KVCache), PrefixCacheHitRatio: Round4Ptr(sv.PrefixHitRatio),
+			PreemptionsPerSecond: Round4Ptr(sv.PreemptionsPerSec),
+			TokensPerSecond:      TokensPerSecond{Round4Ptr(sv.InputTokensPerSec), Round4Ptr(sv.OutputTokensPerS)}}
 		var devs []EndpointDevice
 		if sv.PodUID != "" {
 			devs = held[podKey{uid: sv.PodUID}]

@@ -111,7 +111,7 @@ func (v *View) Reliability(f Filter, window time.Duration) ReliabilityView {
 		if !f.match("node", m.Node) || !f.match("cluster", m.Cluster) {
 			continue
 		}
-		out.MPS = append(out.MPS, MPSState{Node: m.Node, Up: m.Up, Servers: r4(m.Servers), ActiveThreadPercentage: r4(m.ActiveThreads)})
+		out.MPS = append(out.MPS, MPSState{Node: m.Node, Up: m.Up, Servers: Round4Ptr(m.Servers), ActiveThreadPercentage: Round4Ptr(m.ActiveThreads)})
 	}
 	slices.SortFunc(out.MPS, func(a, b MPSState) int { return cmp.Compare(a.Node, b.Node) })
 	return out

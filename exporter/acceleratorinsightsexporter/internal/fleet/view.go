@@ -143,7 +143,8 @@ func nonEmpty(v string) *string {
 	return &v
 }
 
-func r4(p *float64) *float64 {
+// Round4Ptr is Round4 of an optional value: nil stays nil.
+func Round4Ptr(p *float64) *float64 {
 	if p == nil {
 		return nil
 	}

@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
+	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorinsightsexporter/internal/fleet"
 	s "github.com/otelcol-accel/otelcol-accel/internal/accelschema"
 )
 
@@ -208,12 +209,12 @@ func (st *Store) coldStartHistogram(w Workload, h pmetric.Histogram) {
 		}
 		p := &Phase{Phase: phase, Count: dp.Count(), updated: at}
 		if dp.Count() > 0 {
-			p.Mean = ptr(r4(dp.Sum() / float64(dp.Count())))
+			p.Mean = ptr(fleet.Round4(dp.Sum() / float64(dp.Count())))
 			if dp.HasMin() {
-				p.Min = ptr(r4(dp.Min()))
+				p.Min = ptr(fleet.Round4(dp.Min()))
 			}
 			if dp.HasMax() {
-				p.Max = ptr(r4(dp.Max()))
+				p.Max = ptr(fleet.Round4(dp.Max()))
 			}
 		}
 		st.phases[k] = p
@@ -284,7 +285,7 @@ func (st *Store) addColdStart(res pcommon.Map, lr plog.LogRecord) {
 		Resources: str(lr.Attributes(), s.AttrCapacityResource), Phases: map[string]float64{}}
 	for _, ph := range s.ColdStartPhases {
 		if v, ok := number(lr.Attributes(), s.ColdStartPhaseAttr(ph)); ok {
-			c.Phases[ph] = r4(v)
+			c.Phases[ph] = fleet.Round4(v)
 		}
 	}
 	st.mu.Lock()
@@ -299,7 +300,7 @@ func (st *Store) addScaling(res pcommon.Map, lr plog.LogRecord) {
 	sc := Scaling{Time: recordTime(lr), Workload: workloadOf(res), From: int64(from), To: int64(to),
 		Direction: str(a, s.AttrScalingDirection), Outcome: str(a, s.AttrScalingOutcome), Description: lr.Body().AsString()}
 	if v, ok := number(a, s.AttrScalingDecisionToReady); ok {
-		sc.DecisionToReady = ptr(r4(v))
+		sc.DecisionToReady = ptr(fleet.Round4(v))
 	}
 	st.mu.Lock()
 	st.scalings = bounded(append(st.scalings, sc), st.maxRecords)
@@ -524,12 +525,3 @@ func intValue(dp pmetric.NumberDataPoint) int64 {
 }
 
 func ptr(v float64) *float64 { return &v }
-
-// r4 rounds to 4 decimals so answers compare across runs.
-func r4(v float64) float64 {
-	const p = 1e4
-	if v < 0 {
-		return -float64(int64(-v*p+0.5)) / p
-	}
-	return float64(int64(v*p+0.5)) / p
-}

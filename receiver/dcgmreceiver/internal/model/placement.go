@@ -7,13 +7,11 @@ package model
 // each sample with KeepOwn, so nothing downstream (health, emission) can
 // place a reading on the wrong resource.
 
-// deviceReadings are counted once per physical device
-// (accelschema.CountedPerDevice): power, energy, temperatures, clocks and
-// throttling, link traffic, error and remap counters, the last XID.
-func (s *Sample) deviceReadings() []*Value { return s.appendDeviceReadings(nil) }
-
-// appendDeviceReadings appends them to out: checks run on every sample of
-// every scrape pass a buffer on their stack rather than allocate a list.
+// appendDeviceReadings appends the readings counted once per physical
+// device (accelschema.CountedPerDevice) to out: power, energy,
+// temperatures, clocks and throttling, link traffic, error and remap
+// counters, the last XID. Checks run on every sample of every scrape pass
+// a buffer on their stack rather than allocate a list.
 func (s *Sample) appendDeviceReadings(out []*Value) []*Value {
 	out = append(out, &s.Power, &s.Energy, &s.TempGPU, &s.TempMemory, &s.ClockSM, &s.ClockMemory, &s.LastXID,
 		&s.RemappedCorrectable, &s.RemappedUncorrectable, &s.RemapPending, &s.RemapFailed, &s.RetirementPending)
@@ -34,10 +32,9 @@ func (s *Sample) appendDeviceReadings(out []*Value) []*Value {
 	return out
 }
 
-// partitionReadings are counted where they were measured
-// (accelschema.CountedPerPartition): the whole GPU, or each MIG instance.
-func (s *Sample) partitionReadings() []*Value { return s.appendPartitionReadings(nil) }
-
+// appendPartitionReadings appends the readings counted where they were
+// measured (accelschema.CountedPerPartition): the whole GPU, or each MIG
+// instance.
 func (s *Sample) appendPartitionReadings(out []*Value) []*Value {
 	return append(out, &s.GPUUtil, &s.EncoderUtil, &s.DecoderUtil, &s.MemUsed, &s.MemUtil,
 		&s.GREngineActive, &s.SMActive, &s.SMOccupancy, &s.TensorActive, &s.DRAMActive)

@@ -10,6 +10,9 @@ import (
 	"github.com/otelcol-accel/otelcol-accel/internal/accelschema"
 )
 
+func (s *Sample) deviceReadings() []*Value    { return s.appendDeviceReadings(nil) }
+func (s *Sample) partitionReadings() []*Value { return s.appendPartitionReadings(nil) }
+
 // valueAddresses finds every Value in a sample by reflection, so that a
 // reading added to Sample without a place in the counted-once rule fails
 // here rather than slipping onto the wrong resource.
