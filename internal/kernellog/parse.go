@@ -162,7 +162,11 @@ func parseXID(s string) (Message, error) {
 	rest = strings.TrimPrefix(rest, ",")
 	rest = strings.TrimLeft(rest, " ")
 	if v, after, ok := field(rest, "pid="); ok {
-		m.PID, _ = strconv.Atoi(strings.Trim(v, "'"))
+		// A pid that is no process id ("<unknown>", or a garbled negative
+		// number) is an unknown one.
+		if pid, err := strconv.Atoi(strings.Trim(v, "'")); err == nil && pid > 0 {
+			m.PID = pid
+		}
 		rest = after
 	}
 	if v, after, ok := field(rest, "name="); ok {
