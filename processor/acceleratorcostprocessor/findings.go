@@ -251,9 +251,11 @@ func (p *costProcessor) unhealthy(st *resourceState, t pcommon.Timestamp, h *hea
 		if h.description != "" {
 			desc = h.description
 		}
-	case h != nil && h.cause.Action != "":
-		action, mode, code = h.cause.Action, h.cause.FailureMode, fmt.Sprint(h.cause.Code)
-		desc = fmt.Sprintf("XID %d, %s: %s", h.cause.Code, h.cause.Mnemonic, h.cause.Description)
+	case h != nil:
+		if c, ok := h.failureCause(); ok {
+			action, mode, code = c.Action, c.FailureMode, fmt.Sprint(c.Code)
+			desc = fmt.Sprintf("XID %d, %s: %s", c.Code, c.Mnemonic, c.Description)
+		}
 	}
 	price := st.devicePrice * st.share
 	return finding{

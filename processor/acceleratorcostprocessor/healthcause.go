@@ -7,20 +7,11 @@ import (
 	"github.com/otelcol-accel/otelcol-accel/internal/xid"
 )
 
-// hw.status says that a device failed, not why. The health event that says
-// why travels in the logs pipeline and may come late (the dcgm receiver
-// holds an XID to merge what its sources saw) or never reach this
-// processor; the finding must not then fall back to "contact support" when
-// the device's own metrics name the cause. hw.errors{error.type=xid} counts
-// every XID the device reported: an XID whose count grew and which
-// internal/xid says fails the device is the failure mode, and its action is
-// the one the health event would have carried.
-
-// xidCount is one hw.errors{error.type=xid} point.
-type xidCount struct {
-	code  int
-	count float64
-}
+// The health event that says why a device failed may come late or never
+// reach this processor; the unhealthy-capacity finding must not then fall
+// back to "contact support" when the device's own hw.errors{error.type=xid}
+// counts name the cause. xid.ErrorWatch reads them (the console reads them
+// the same way); only a cause that makes the device unavailable counts here.
 
 // readXIDs keeps the XID counts at the newest timestamp.
 func (sg *signals) readXIDs(dps pmetric.NumberDataPointSlice) {
@@ -38,35 +29,13 @@ func (sg *signals) readXIDs(dps pmetric.NumberDataPointSlice) {
 		if !ok {
 			continue
 		}
-		sg.xids = append(sg.xids, xidCount{code: int(code.Int()), count: number(dp)})
+		sg.xids = append(sg.xids, xid.ErrorCount{Type: s.ErrorXID, XID: int(code.Int()), Count: number(dp)})
 	}
 }
 
-// observeXIDs updates the device's failure cause from its XID counts, after
-// its hw.status has been recorded. A count seen for the first time counts
-// as grown (the receiver's counts start at zero when it starts); one that
-// fell is a restarted receiver, and a non-zero count after it is new. Of
-// the XIDs that grew, the most severe wins, the newer on a tie. A device
-// that is no longer failed has no cause.
-func (h *healthState) observeXIDs(counts []xidCount) {
-	for _, c := range counts {
-		prev, seen := h.xidCounts[c.code]
-		if h.xidCounts == nil {
-			h.xidCounts = map[int]float64{}
-		}
-		h.xidCounts[c.code] = c.count
-		if c.count <= 0 || (seen && c.count == prev) {
-			continue
-		}
-		cl := xid.Lookup(c.code)
-		if !xid.Unavailable(cl.State) {
-			continue
-		}
-		if h.cause.Action == "" || xid.Worse(h.cause.State, cl.State) == cl.State {
-			h.cause = cl
-		}
-	}
-	if !h.statusFailed {
-		h.cause = xid.Classification{}
-	}
+// failureCause is the XID that failed the device, by its counts; ok is
+// false when none that makes it unavailable grew since it was last ok.
+func (h *healthState) failureCause() (xid.Cause, bool) {
+	c, ok := h.errors.Cause()
+	return c, ok && xid.Unavailable(c.State)
 }

@@ -83,7 +83,7 @@ func (p *costProcessor) recordDevice(o *observation, now time.Time) {
 			h.statusSince = o.sg.t
 		}
 		h.statusFailed, h.statusT = o.sg.statusFailed, o.sg.t
-		h.observeXIDs(o.sg.xids)
+		h.errors.Observe(o.sg.t.AsTime(), o.sg.xids, false, !h.statusFailed)
 	} else if h := p.health[id.hwID]; h != nil {
 		h.seen = now // a device that still reports keeps its health history
 	}

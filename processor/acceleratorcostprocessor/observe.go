@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	s "github.com/otelcol-accel/otelcol-accel/internal/accelschema"
+	"github.com/otelcol-accel/otelcol-accel/internal/xid"
 	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorcostprocessor/internal/metadata"
 )
 
@@ -56,7 +57,7 @@ type signals struct {
 	hasProcUtil, hasProcMem bool
 
 	statusFailed, hasStatus bool
-	xids                    []xidCount // hw.errors{error.type=xid}
+	xids                    []xid.ErrorCount // hw.errors{error.type=xid}
 
 	kv                     float64
 	hasKV                  bool

@@ -140,12 +140,10 @@ type healthState struct {
 	statusT      pcommon.Timestamp
 	// statusSince is the data time hw.status turned failed.
 	statusSince pcommon.Timestamp
-	// cause is the failure the device's XID counts name (healthcause.go),
-	// for a failure no health event has explained; xidCounts are the
-	// counts last seen.
-	cause     xid.Classification
-	xidCounts map[int]float64
-	seen      time.Time
+	// errors names the failure the device's XID counts show
+	// (healthcause.go), for a failure no health event has explained.
+	errors xid.ErrorWatch
+	seen   time.Time
 }
 
 // failedAt reports whether the interval that ends at t is spent failed: the
