@@ -145,11 +145,9 @@ func (v *View) deviceDetail(g *Group, p *Part) DeviceDetail {
 	if g.real(r) {
 		d.Share = ptr(Round4(g.share(r)))
 	}
-	if ev != nil {
-		d.FailureMode, d.Action = ev.FailureMode, ev.Action
-		if ev.Action != nil {
-			d.ActionDescription = ActionBrief(*ev.Action)
-		}
+	if health != s.HWStateOK {
+		why := failureOf(g.Device, ev)
+		d.FailureMode, d.Action, d.ActionDescription = why.mode, why.action, why.brief
 	}
 	out := DeviceDetail{Device: d, Holders: tile.Holders, Partitions: tile.Partitions,
 		Series: DeviceSeries{Metrics: []Series{}}, HealthTimeline: []Event{}}

@@ -99,12 +99,8 @@ func (v *View) Reliability(f Filter, window time.Duration) ReliabilityView {
 			continue
 		}
 		n := NotOK{ID: g.Device.HWID, Node: g.Device.Node, Model: g.Device.Model, Health: h}
-		if ev != nil {
-			n.FailureMode, n.Action, n.Since = ev.FailureMode, ev.Action, ptr(ev.Time.UTC())
-			if ev.Action != nil {
-				n.ActionDescription = ActionBrief(*ev.Action)
-			}
-		}
+		why := failureOf(g.Device, ev)
+		n.FailureMode, n.Action, n.ActionDescription, n.Since = why.mode, why.action, why.brief, why.since
 		out.DevicesNotOK = append(out.DevicesNotOK, n)
 	}
 	for _, m := range v.Snap.MPS {

@@ -7,6 +7,8 @@ package fleet
 
 import (
 	"time"
+
+	"github.com/otelcol-accel/otelcol-accel/internal/xid"
 )
 
 // Identity is what a resource's attributes say it is. Empty strings are
@@ -45,6 +47,10 @@ type Resource struct {
 	Identity
 	// Health is hw.status's current state (device resources only).
 	Health string
+	// Cause is the failure the device's hw.errors counters name
+	// (xid.ErrorWatch), nil when none does: the console shows its action
+	// until a health event says more (failure.go).
+	Cause *xid.Cause
 	// Utilization is hw.gpu.utilization, else accelerator.gr_engine.active.
 	Utilization       *float64
 	MemoryUsed        *float64

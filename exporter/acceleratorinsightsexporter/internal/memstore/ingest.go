@@ -2,12 +2,14 @@ package memstore
 
 import (
 	"strings"
+	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorinsightsexporter/internal/fleet"
 	s "github.com/otelcol-accel/otelcol-accel/internal/accelschema"
+	"github.com/otelcol-accel/otelcol-accel/internal/xid"
 )
 
 // identityIndex maps an identity attribute to its position in
@@ -78,12 +80,33 @@ func (st *Store) consumeDevice(rm pmetric.ResourceMetrics, id fleet.Identity, no
 		st.resources[k] = r
 	}
 	r.id, r.lastSeen = id, nowMS
+	var rep errorReport
 	sms := rm.ScopeMetrics()
 	for j := 0; j < sms.Len(); j++ {
 		ms := sms.At(j).Metrics()
 		for m := 0; m < ms.Len(); m++ {
-			st.deviceMetric(r, ms.At(m))
+			st.deviceMetric(r, ms.At(m), &rep)
 		}
+	}
+	// After the batch's hw.status: a count that grew in the batch that
+	// says the device is ok again is no cause.
+	if rep.reported {
+		r.errors.Observe(rep.at, rep.counts, id.Kind == s.KindAWSNeuron, r.health == s.HWStateOK)
+	}
+}
+
+// errorReport is a batch's hw.status and hw.errors of one device, read by
+// the device's xid.ErrorWatch.
+type errorReport struct {
+	reported bool
+	at       time.Time
+	counts   []xid.ErrorCount
+}
+
+func (rep *errorReport) saw(p pmetric.NumberDataPoint) {
+	rep.reported = true
+	if t := p.Timestamp().AsTime(); t.After(rep.at) {
+		rep.at = t
 	}
 }
 
@@ -167,20 +190,32 @@ func pointKind(a pcommon.Map) (counts, perProcess bool) {
 	return true, pid
 }
 
-func (st *Store) deviceMetric(r *resource, m pmetric.Metric) {
+func (st *Store) deviceMetric(r *resource, m pmetric.Metric, rep *errorReport) {
 	name := m.Name()
 	pts, ok := numberPoints(m)
 	if !ok || pts.Len() == 0 {
 		return
 	}
 	switch name {
-	case s.MetricStatus, s.MetricGPUMemoryLimit, s.MetricPartitionMemoryLimit, s.MetricPrice, s.MetricWaste:
+	case s.MetricStatus, s.MetricErrors, s.MetricGPUMemoryLimit, s.MetricPartitionMemoryLimit, s.MetricPrice, s.MetricWaste:
 		st.ingested.Modelled += pts.Len()
 	}
 	switch name {
+	case s.MetricErrors:
+		for i := 0; i < pts.Len(); i++ {
+			p := pts.At(i)
+			rep.saw(p)
+			c := xid.ErrorCount{Type: str(p.Attributes(), s.AttrErrorType), Count: value(p)}
+			if v, ok := p.Attributes().Get(s.AttrXID); ok && v.Type() == pcommon.ValueTypeInt {
+				c.XID = int(v.Int())
+			}
+			rep.counts = append(rep.counts, c)
+		}
+		return
 	case s.MetricStatus:
 		for i := 0; i < pts.Len(); i++ {
 			p := pts.At(i)
+			rep.saw(p)
 			if value(p) == 1 {
 				if v, ok := p.Attributes().Get(s.AttrHWState); ok {
 					r.health = v.Str()

@@ -76,6 +76,9 @@ func widen(v float32) float64 {
 
 func (r *resource) snapshot(fromMS int64, s *slab) fleet.Resource {
 	out := fleet.Resource{Identity: r.id, Health: r.health}
+	if c, ok := r.errors.Cause(); ok {
+		out.Cause = &c
+	}
 	out.Utilization = r.latest(chartUtilization, s)
 	if out.Utilization == nil {
 		out.Utilization = r.latest(chartGREngine, s)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorinsightsexporter/internal/fleet"
+	"github.com/otelcol-accel/otelcol-accel/internal/xid"
 )
 
 // Config bounds the store.
@@ -50,8 +51,11 @@ type resource struct {
 	charts   [numCharts]*chartRing
 	// last is each chart's newest value at full precision (the rings keep
 	// float32), read by every snapshot.
-	last     [numCharts]float64
-	health   string
+	last   [numCharts]float64
+	health string
+	// errors names the failure the device's hw.errors counts show, for
+	// the console to say why before the health event arrives.
+	errors   xid.ErrorWatch
 	memLimit float64
 	hasLimit bool
 	price    float64

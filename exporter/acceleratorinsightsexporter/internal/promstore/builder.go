@@ -1,11 +1,14 @@
 package promstore
 
 import (
+	"cmp"
 	"math"
+	"strconv"
 	"time"
 
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorinsightsexporter/internal/fleet"
 	s "github.com/otelcol-accel/otelcol-accel/internal/accelschema"
+	"github.com/otelcol-accel/otelcol-accel/internal/xid"
 )
 
 type serverKey struct{ endpoint, model, podUID, pod string }
@@ -24,11 +27,17 @@ type builder struct {
 	servers   map[serverKey]*fleet.Server
 	tpots     map[*fleet.Server]*tpotAux
 	mpsByNode map[string]*fleet.MPS
+	causes    map[*fleet.Resource]*causes
 }
+
+// causes are a device's failure causes by its error counters: the most
+// severe that grew recently, and the most severe it ever counted.
+type causes struct{ recent, ever *xid.Cause }
 
 func newBuilder() *builder {
 	return &builder{resources: map[resourceKey]*fleet.Resource{}, gr: map[resourceKey]*aux{},
-		servers: map[serverKey]*fleet.Server{}, tpots: map[*fleet.Server]*tpotAux{}, mpsByNode: map[string]*fleet.MPS{}}
+		servers: map[serverKey]*fleet.Server{}, tpots: map[*fleet.Server]*tpotAux{}, mpsByNode: map[string]*fleet.MPS{},
+		causes: map[*fleet.Resource]*causes{}}
 }
 
 func (b *builder) resource(labels map[string]string) *fleet.Resource {
@@ -56,6 +65,34 @@ func (b *builder) grEngine(r *fleet.Resource) *aux {
 func (b *builder) status(samples []sample) {
 	for _, x := range samples {
 		b.resource(x.labels).Health = x.labels[label(s.AttrHWState)]
+	}
+}
+
+// errors reads error counters into each device's causes: recent ones grew
+// after the time after (a health event newer than it is about this failure
+// or a later one).
+func (b *builder) errors(recent bool, after time.Time) func([]sample) {
+	return func(samples []sample) {
+		for _, x := range samples {
+			r := b.resource(x.labels)
+			code, _ := strconv.Atoi(x.labels[label(s.AttrXID)])
+			cl, ok := xid.ForError(x.labels[label(s.AttrErrorType)], code, r.Kind == s.KindAWSNeuron)
+			if !ok || cl.State == s.HWStateOK {
+				continue
+			}
+			c := b.causes[r]
+			if c == nil {
+				c = &causes{}
+				b.causes[r] = c
+			}
+			slot := &c.ever
+			if recent {
+				slot = &c.recent
+			}
+			if *slot == nil || xid.Worse((*slot).State, cl.State) != (*slot).State {
+				*slot = &xid.Cause{Classification: cl, After: after}
+			}
+		}
 	}
 }
 
@@ -177,6 +214,9 @@ func (b *builder) snapshot(now time.Time) *fleet.Snapshot {
 	}
 	for _, k := range b.order {
 		r := b.resources[k]
+		if c := b.causes[r]; c != nil {
+			r.Cause = cmp.Or(c.recent, c.ever)
+		}
 		if r.Utilization == nil {
 			if a := b.gr[k]; a != nil {
 				r.Utilization = a.v

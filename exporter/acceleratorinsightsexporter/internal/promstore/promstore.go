@@ -69,6 +69,17 @@ func label(key string) string {
 // reads them.
 var chartSeries = fmt.Sprintf(`%s="", %s=~"|%s"`, label(s.AttrConsumerPod), label(s.AttrHWGPUTask), s.GPUTaskGeneral)
 
+// errorCounts selects the hw.errors classes internal/xid can name a
+// failure by (xid.ForError).
+var errorCounts = fmt.Sprintf(`%s{%s!="", %s=~"%s|%s|%s"}`, metric(s.MetricErrors), label(s.AttrHWID),
+	label(s.AttrErrorType), s.ErrorXID, s.ErrorECCUncorrected, s.ErrorSRAMECCUncorrected)
+
+// grewIn selects the counter series that grew within the window, or
+// appeared in it with a count.
+func grewIn(selector, window string) string {
+	return fmt.Sprintf(`(increase(%[1]s[%[2]s]) > 0) or ((%[1]s > 0) unless %[1]s offset %[2]s)`, selector, window)
+}
+
 // perProcess reports whether a series is one process's.
 func perProcess(labels map[string]string) bool { return labels[label(s.AttrProcessPID)] != "" }
 
@@ -98,6 +109,12 @@ func (st *Store) Snapshot(ctx context.Context) (*fleet.Snapshot, error) {
 	noHW := fmt.Sprintf(`%s=""`, label(s.AttrHWID))
 	queries := []query{
 		{fmt.Sprintf(`%s{%s} == 1`, metric(s.MetricStatus), hw), b.status},
+		// What failed a device, by its error counters: the classes that
+		// grew in the window (or appeared in it: increase() misses a
+		// series' first count), else any it ever counted (fleet's
+		// failureOf lets the health event's action win over either).
+		{fmt.Sprintf(`%s > 0`, errorCounts), b.errors(false, time.Time{})},
+		{grewIn(errorCounts, win), b.errors(true, now.Add(-st.rateWindow))},
 		{chart(s.MetricGPUUtilization), b.reading("utilization", func(r *fleet.Resource) **float64 { return &r.Utilization })},
 		{chart(s.MetricGREngineActive), b.reading("gr_engine_active", func(r *fleet.Resource) **float64 { return &b.grEngine(r).v })},
 		{chart(s.MetricGPUMemoryUsage), b.reading("memory_used", func(r *fleet.Resource) **float64 { return &r.MemoryUsed })},
