@@ -3,7 +3,6 @@
 package browser
 
 import (
-	"context"
 	"fmt"
 	"net/url"
 	"os"
@@ -157,37 +156,46 @@ func waitForFleet(t *testing.T, f *consoleFleet) truth {
 	for _, n := range f.Sim.Endpoints.Nodes {
 		want += len(n.Devices)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	var last string
-	for {
+	var tr truth
+	seen, ok := e2etest.AwaitResult(5*time.Minute, func() (string, bool) {
 		fams, err := e2etest.ScrapePrometheus(f.Gateway.PrometheusURL())
-		var tr truth
-		if err == nil {
-			tr = readTruth(fams)
+		if err != nil {
+			return err.Error(), false
 		}
+		tr = readTruth(fams)
 		var fleet Fleet
 		var findings Findings
 		switch {
-		case err != nil:
-			last = err.Error()
 		case len(tr.devices) != want:
-			last = fmt.Sprintf("the gateway exports %d of %d devices", len(tr.devices), want)
+			return fmt.Sprintf("the gateway exports %d of %d devices", len(tr.devices), want), false
 		case !anyXID(tr.failed):
-			last = "no GPU failed by an XID yet"
+			return "no GPU failed by an XID yet", false
 		case f.API.Get("fleet", nil, &fleet) != nil || fleet.Devices.Total != want:
-			last = fmt.Sprintf("the console counts %d of %d devices", fleet.Devices.Total, want)
+			return fmt.Sprintf("the console counts %d of %d devices", fleet.Devices.Total, want), false
 		case f.API.Get("findings", nil, &findings) != nil || findings.Total == 0:
-			last = "the console has no finding yet"
-		default:
-			return tr
+			return "the console has no finding yet", false
 		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("the fleet is not ready: %s\n---- gateway log ----\n%s", last, tail(f.Gateway.Output(), 60))
-		case <-time.After(3 * time.Second):
-		}
+		return "", true
+	})
+	if !ok {
+		t.Fatalf("the fleet is not ready after 5m: %s\n---- gateway log ----\n%s", seen, tail(f.Gateway.Output(), 60))
 	}
+	return tr
+}
+
+// pageWait bounds how long a page may take to show what the gateway's
+// Prometheus output already has: a few of the console's refreshes, on a
+// loaded machine.
+const pageWait = time.Minute
+
+// scrape reads the gateway's Prometheus output.
+func scrape(t *testing.T, f *consoleFleet) map[string]*dto.MetricFamily {
+	t.Helper()
+	fams, err := e2etest.ScrapePrometheus(f.Gateway.PrometheusURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fams
 }
 
 func anyXID(failed map[deviceKey]int) bool {

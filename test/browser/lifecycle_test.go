@@ -3,6 +3,7 @@
 package browser
 
 import (
+	"fmt"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -63,23 +64,15 @@ func checkLifecycle(t *testing.T, f *consoleFleet, b *Browser) {
 	}
 	// The simulator's story (accelsim serve --story-delay) plays while the
 	// test runs: wait until the gateway reports it, then compare. The
-	// receiver's gauges change as the story plays: read both again when one
-	// changed in between.
-	deadline := time.Now().Add(2 * time.Minute)
-	for attempt := 0; ; attempt++ {
-		fams, err := e2etest.ScrapePrometheus(f.Gateway.PrometheusURL())
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := readK8sTruth(fams)
-		if want.unschedulable == 0 || len(want.coldStarts) == 0 {
-			if time.Now().After(deadline) {
-				t.Fatalf("after 2 minutes the gateway reports %d unschedulable pods and cold starts of %d workloads: the simulator's Kubernetes story did not reach accelerator_k8s", want.unschedulable, len(want.coldStarts))
-			}
-			time.Sleep(2 * time.Second)
-			attempt--
-			continue
-		}
+	// receiver's gauges change as the story plays, and the page follows the
+	// scrape by a refresh: both are read again until they agree.
+	e2etest.Await(t, 2*time.Minute, "the simulator's Kubernetes story to reach accelerator_k8s", func() (string, bool) {
+		want := readK8sTruth(scrape(t, f))
+		return fmt.Sprintf("%d unschedulable pods, cold starts of %d workloads", want.unschedulable, len(want.coldStarts)),
+			want.unschedulable > 0 && len(want.coldStarts) > 0
+	})
+	e2etest.Await(t, pageWait, "the lifecycle sections to agree with the gateway's Prometheus output", func() (string, bool) {
+		want := readK8sTruth(scrape(t, f))
 		b.Visit(f.Base+"reliability", "reliability")
 		got, err := strconv.Atoi(b.Text(`[data-k=unschedulable-pods]`))
 		if err != nil {
@@ -99,14 +92,9 @@ func checkLifecycle(t *testing.T, f *consoleFleet, b *Browser) {
 		if len(rows) != len(want.coldStarts) {
 			mismatch += "; workloads with cold starts: page " + strconv.Itoa(len(rows)) + ", Prometheus " + strconv.Itoa(len(want.coldStarts))
 		}
-		if mismatch == "" {
-			b.Screenshot("reliability-lifecycle")
-			return
-		}
-		if attempt == 3 {
-			t.Fatalf("the lifecycle sections disagree with the gateway's Prometheus output: %s", strings.TrimPrefix(mismatch, "; "))
-		}
-	}
+		return strings.TrimPrefix(mismatch, "; "), mismatch == ""
+	})
+	b.Screenshot("reliability-lifecycle")
 }
 
 // checkPlans: the Remediation page lists the remediation exporter's plans
@@ -126,56 +114,51 @@ func checkPlans(t *testing.T, f *consoleFleet, b *Browser) {
 	}
 	// The demo's XIDs make plans in approve mode (demo-remediation.yaml):
 	// wait for one that waits for approval.
-	id := ""
-	for deadline := time.Now().Add(2 * time.Minute); id == ""; {
+	getPlans := func() {
 		if err := f.API.Get("plans", nil, &plans); err != nil {
 			t.Fatal(err)
 		}
 		if !plans.Running {
 			t.Fatal("the gateway runs remediation for the console (demo-remediation.yaml), but /api/v1/plans says it is not running")
 		}
+	}
+	id := ""
+	e2etest.Await(t, 2*time.Minute, "a plan that waits for approval", func() (string, bool) {
+		getPlans()
 		for _, p := range plans.Plans {
 			if p.AwaitingApproval {
 				id = p.ID
-				break
+				return "", true
 			}
 		}
-		if id == "" {
-			if time.Now().After(deadline) {
-				t.Fatalf("after 2 minutes no plan waits for approval (%d plans)", len(plans.Plans))
-			}
-			time.Sleep(2 * time.Second)
-		}
-	}
-	b.Visit(f.Base+"plans", "plans")
+		return fmt.Sprintf("%d plans, none awaiting approval", len(plans.Plans)), false
+	})
+	// XIDs keep making plans: the page and the API are read again until
+	// they agree.
+	e2etest.Await(t, pageWait, "the plans page to show the API's plans", func() (string, bool) {
+		getPlans()
+		b.Visit(f.Base+"plans", "plans")
+		n := b.Eval(`String(document.querySelectorAll('article.plan[data-plan]').length)`)
+		return fmt.Sprintf("the page shows %s plans, the API %d", n, len(plans.Plans)), n == strconv.Itoa(len(plans.Plans))
+	})
 	b.CheckConsole("plans")
-	if n := b.Eval(`String(document.querySelectorAll('article.plan[data-plan]').length)`); n != strconv.Itoa(len(plans.Plans)) {
-		t.Errorf("the page shows %s plans, the API %d", n, len(plans.Plans))
-	}
 	b.Click(`article.plan[data-plan="` + id + `"] button[data-action=approve]`)
 	b.WaitFor(`!!document.querySelector('article.plan[data-plan="` + id + `"] [data-k=plan-approved]')`)
 	b.Screenshot("plans-approved")
 	// The engine takes the approval on its next tick (interval 2 s in the
 	// demo); the plan then records it, given through the console.
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Second) {
-		if err := f.API.Get("plans", nil, &plans); err != nil {
-			t.Fatal(err)
-		}
-		var approval *struct{ By, Via string }
+	var approval *struct{ By, Via string }
+	e2etest.Await(t, time.Minute, "plan "+id+" to record the console's approval", func() (string, bool) {
+		getPlans()
 		for _, p := range plans.Plans {
 			if p.ID == id {
 				approval = p.Approval
 			}
 		}
-		if approval != nil {
-			if approval.Via != "insights console" {
-				t.Errorf("plan %s was approved via %q, want the insights console", id, approval.Via)
-			}
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("a minute after the console's Approve, plan %s records no approval", id)
-		}
+		return "no approval recorded", approval != nil
+	})
+	if approval.Via != "insights console" {
+		t.Errorf("plan %s was approved via %q, want the insights console", id, approval.Via)
 	}
 }
 
@@ -184,31 +167,26 @@ func checkPlans(t *testing.T, f *consoleFleet, b *Browser) {
 // each with the cause the finding names; the Waste & findings page names the
 // same cause.
 func checkRegressions(t *testing.T, f *consoleFleet, b *Browser) {
-	written := map[string]map[string]bool{} // namespace/workload → causes
-	for _, ev := range readJSONLines(t, filepath.Join(f.OutDir, "events.jsonl")) {
-		if ev["event.name"] != "accelerator.finding" || ev["accelerator.finding.kind"] != "latency_regression" {
-			continue
+	// The console hears a finding before the file exporter has flushed it
+	// to events.jsonl: the file and the page are read again until every
+	// regression the page shows is in the file.
+	var rows []struct{ Workload, Cause, Evidence string }
+	var written map[string]map[string]bool
+	e2etest.Await(t, pageWait, "the inference page's latency regressions to be the ones the gateway wrote (events.jsonl)", func() (string, bool) {
+		b.Visit(f.Base+"inference", "inference")
+		rows = regressionRows(b)
+		written = writtenRegressions(t, f)
+		if len(written) > 0 && len(rows) == 0 {
+			return fmt.Sprintf("the gateway wrote latency_regression findings for %v; the page lists none", written), false
 		}
-		ns, _ := ev["k8s.namespace.name"].(string)
-		w, _ := ev["accelerator.workload.name"].(string)
-		cause, _ := ev["accelerator.finding.cause"].(string)
-		if written[ns+"/"+w] == nil {
-			written[ns+"/"+w] = map[string]bool{}
+		for _, r := range rows {
+			if !written[r.Workload][r.Cause] {
+				return fmt.Sprintf("a regression of %s with cause %q on the page; the gateway wrote %v", r.Workload, r.Cause, written[r.Workload]), false
+			}
 		}
-		written[ns+"/"+w][cause] = true
-	}
-	b.Visit(f.Base+"inference", "inference")
-	rows := EvalJSON[[]struct{ Workload, Cause, Evidence string }](b, `[...document.querySelectorAll('table.regressions tbody tr[data-cause]')].map((tr) => ({
-		workload: tr.querySelector('td:nth-child(1) b').textContent,
-		cause: tr.dataset.cause,
-		evidence: tr.querySelector('[data-k=regression-evidence]').textContent}))`)
-	if len(written) > 0 && len(rows) == 0 {
-		t.Fatalf("the gateway wrote latency_regression findings for %v; the inference page lists none", written)
-	}
+		return "", true
+	})
 	for _, r := range rows {
-		if !written[r.Workload][r.Cause] {
-			t.Errorf("inference page: a latency regression of %s with cause %q; the gateway wrote %v", r.Workload, r.Cause, written[r.Workload])
-		}
 		if r.Evidence == "" || r.Evidence == "—" {
 			t.Errorf("inference page: the latency regression of %s shows no evidence", r.Workload)
 		}
@@ -223,4 +201,31 @@ func checkRegressions(t *testing.T, f *consoleFleet, b *Browser) {
 			t.Errorf("findings page: a latency regression whose finding column names no cause: %q", reason)
 		}
 	}
+}
+
+// writtenRegressions are the causes of the latency_regression findings the
+// gateway wrote, by namespace/workload.
+func writtenRegressions(t *testing.T, f *consoleFleet) map[string]map[string]bool {
+	written := map[string]map[string]bool{}
+	for _, ev := range readJSONLines(t, filepath.Join(f.OutDir, "events.jsonl")) {
+		if ev["event.name"] != "accelerator.finding" || ev["accelerator.finding.kind"] != "latency_regression" {
+			continue
+		}
+		ns, _ := ev["k8s.namespace.name"].(string)
+		w, _ := ev["accelerator.workload.name"].(string)
+		cause, _ := ev["accelerator.finding.cause"].(string)
+		if written[ns+"/"+w] == nil {
+			written[ns+"/"+w] = map[string]bool{}
+		}
+		written[ns+"/"+w][cause] = true
+	}
+	return written
+}
+
+// regressionRows are the latency regressions the inference page lists.
+func regressionRows(b *Browser) []struct{ Workload, Cause, Evidence string } {
+	return EvalJSON[[]struct{ Workload, Cause, Evidence string }](b, `[...document.querySelectorAll('table.regressions tbody tr[data-cause]')].map((tr) => ({
+		workload: tr.querySelector('td:nth-child(1) b').textContent,
+		cause: tr.dataset.cause,
+		evidence: tr.querySelector('[data-k=regression-evidence]').textContent}))`)
 }

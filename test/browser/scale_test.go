@@ -48,17 +48,13 @@ func TestConsoleTenThousandDevices(t *testing.T) {
 		}
 	}
 	api := API{Base: "http://" + insights + "/"}
-	for {
+	e2etest.Await(t, time.Minute, fmt.Sprintf("the console to count the %d devices sent", scaleDevices), func() (string, bool) {
 		var f Fleet
-		if err := api.Get("fleet", nil, &f); err == nil && f.Devices.Total == scaleDevices {
-			break
+		if err := api.Get("fleet", nil, &f); err != nil {
+			return err.Error(), false
 		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("the console does not count %d devices", scaleDevices)
-		case <-time.After(time.Second):
-		}
-	}
+		return fmt.Sprintf("%d devices", f.Devices.Total), f.Devices.Total == scaleDevices
+	})
 
 	b := StartBrowser(t, screenshotDir(t, "scale"))
 	b.Visit(api.Base+"fleet", "fleet")
