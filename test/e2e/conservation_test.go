@@ -48,24 +48,19 @@ func TestConservationOfDevicePrices(t *testing.T) {
 	url := fleet.Gateway.PrometheusURL()
 
 	var groups map[deviceKey][]priceSeries
-	deadline := time.Now().Add(3 * time.Minute)
-	for {
+	e2etest.Await(t, 3*time.Minute, "every device's accelerator_price_USD_per_hour at the gateway", func() (string, bool) {
 		groups, err = scrapeDevicePrices(url)
+		if err != nil {
+			return err.Error(), false
+		}
 		var missing []string
 		for _, d := range devices {
 			if len(groups[d.key]) == 0 {
 				missing = append(missing, d.key.String())
 			}
 		}
-		if err == nil && len(missing) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after 3 minutes, devices without accelerator_price_USD_per_hour at the gateway (err %v):\n  %s",
-				err, strings.Join(missing, "\n  "))
-		}
-		time.Sleep(time.Second)
-	}
+		return "devices without it:\n  " + strings.Join(missing, "\n  "), len(missing) == 0
+	})
 
 	// A property of every scrape, not of a lucky one: three in a row.
 	for round := 0; round < 3 && !t.Failed(); round++ {

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 
@@ -59,10 +60,18 @@ service:
 // obeys the counted-once rule (internal/accelschema/countcheck).
 func checkCountedOnce(t *testing.T, fleet *e2etest.Fleet, sink *e2etest.OTLPSink, devices []conservedDevice) {
 	t.Helper()
-	fams, err := e2etest.ScrapePrometheus(fleet.Gateway.PrometheusURL())
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The price the test waited for comes with the device's other
+	// families, most of the time: wait until every device has each one
+	// (a family read from a later scrape of the source comes later).
+	var fams map[string]*dto.MetricFamily
+	e2etest.Await(t, time.Minute, "every device's device-scoped families at the gateway", func() (string, bool) {
+		var err error
+		if fams, err = e2etest.ScrapePrometheus(fleet.Gateway.PrometheusURL()); err != nil {
+			return err.Error(), false
+		}
+		missing := missingFamilies(fams, devices)
+		return "missing: " + strings.Join(missing, ", "), len(missing) == 0
+	})
 	for _, f := range deviceFamilies {
 		series := map[deviceKey][]priceSeries{}
 		for _, m := range fams[f.family].GetMetric() {
@@ -118,6 +127,29 @@ func checkCountedOnce(t *testing.T, fleet *e2etest.Fleet, sink *e2etest.OTLPSink
 	if len(batches) == 0 {
 		t.Error("the gateway exported no metrics batch to the OTLP copy")
 	}
+}
+
+// missingFamilies names each device and family of deviceFamilies with no
+// series on the device's own resource.
+func missingFamilies(fams map[string]*dto.MetricFamily, devices []conservedDevice) []string {
+	var missing []string
+	for _, f := range deviceFamilies {
+		has := map[deviceKey]bool{}
+		for _, m := range fams[f.family].GetMetric() {
+			l := labelMap(m)
+			if l["hw_parent"] == "" {
+				has[deviceKey{l["k8s_node_name"], l["hw_id"]}] = true
+			}
+		}
+		for _, d := range devices {
+			neuron := strings.HasPrefix(d.dev.ID, "neuron_device_")
+			if (neuron && !f.neuron) || (f.migOptional && len(d.dev.MIG) > 0) || has[d.key] {
+				continue
+			}
+			missing = append(missing, d.key.String()+" "+f.family)
+		}
+	}
+	return missing
 }
 
 func compact(sorted []string) []string {

@@ -30,18 +30,10 @@ func TestDemoFleetEndToEnd(t *testing.T) {
 		// of 6 samples at 5 s has formed).
 		Sim: e2etest.SimOptions{Speed: 20},
 	})
-	var unmet []string
-	deadline := time.Now().Add(4 * time.Minute)
-	for {
-		unmet = demoUnmet(t, fleet)
-		if len(unmet) == 0 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(3 * time.Second)
-	}
-	if len(unmet) > 0 {
-		t.Fatalf("after 4 minutes the demo still misses:\n  %s", strings.Join(unmet, "\n  "))
-	}
+	e2etest.Await(t, 4*time.Minute, "the demo's every expectation", func() (string, bool) {
+		unmet := demoUnmet(t, fleet)
+		return "still missing:\n  " + strings.Join(unmet, "\n  "), len(unmet) == 0
+	})
 }
 
 // demoUnmet returns every expectation the gateway's output does not meet yet.

@@ -58,20 +58,17 @@ func TestDemoLatencyRegressionsNameTheirCause(t *testing.T) {
 		}
 		return nil
 	}
-	deadline := time.Now().Add(4 * time.Minute)
-	for {
+	// Waiting ends when every endpoint has a finding that names a cause;
+	// which cause is checked below, with every finding seen.
+	e2etest.AwaitResult(4*time.Minute, func() (string, bool) {
 		got = regressions(readEvents(t, filepath.Join(fleet.OutDir, "events.jsonl")))
-		done := true
 		for ep := range want {
 			if named(ep) == nil {
-				done = false
+				return "", false
 			}
 		}
-		if done || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(3 * time.Second)
-	}
+		return "", true
+	})
 	var problems []string
 	for ep, cause := range want {
 		f := named(ep)

@@ -39,12 +39,10 @@ func TestExemplarsReachTheGateway(t *testing.T) {
 	// page's buffer for the next scrape, so a name that still pointed
 	// into it would arrive garbled.
 	models := map[string]string{"vllm-llama-6b9f7d4c8-k2x7p": "meta-llama/Llama-3.1-8B-Instruct", "sglang-qwen-0": "Qwen/Qwen2.5-14B-Instruct"}
-	var last string
-	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(3 * time.Second) {
+	e2etest.Await(t, 2*time.Minute, "a TTFT exemplar with a trace for every inference pod", func() (string, bool) {
 		page, err := scrapeOpenMetrics(fleet.Gateway.PrometheusURL())
 		if err != nil {
-			last = err.Error()
-			continue
+			return err.Error(), false
 		}
 		for line := range strings.Lines(page) {
 			if m := exemplarOnBucket.FindStringSubmatch(line); m != nil {
@@ -57,20 +55,8 @@ func TestExemplarsReachTheGateway(t *testing.T) {
 				want[m[1]] = true
 			}
 		}
-		if want["vllm-llama-6b9f7d4c8-k2x7p"] && want["sglang-qwen-0"] {
-			return
-		}
-		last = "exemplars seen: " + strings.TrimSpace(strings.Join(func() []string {
-			var out []string
-			for pod, seen := range want {
-				if seen {
-					out = append(out, pod)
-				}
-			}
-			return out
-		}(), ", "))
-	}
-	t.Fatalf("after 2 minutes the gateway shows no TTFT exemplar with a trace for every inference pod (%v); last: %s", want, last)
+		return fmt.Sprintf("exemplars seen: %v", want), want["vllm-llama-6b9f7d4c8-k2x7p"] && want["sglang-qwen-0"]
+	})
 }
 
 func scrapeOpenMetrics(url string) (string, error) {

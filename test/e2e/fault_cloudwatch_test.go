@@ -141,26 +141,43 @@ func emfPoints(t *testing.T, events []cwlogstest.Event) map[pointKey][]float64 {
 	return out
 }
 
-// waitFor polls cond until it holds or the timeout passes.
-func faultWait(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+// delivered says how many of the wanted points are among got, and whether
+// all are (an e2etest.Await check).
+func delivered(want map[pointKey]float64, got map[pointKey][]float64) (string, bool) {
+	n := 0
+	for k := range want {
+		if len(got[k]) > 0 {
+			n++
 		}
-		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Sprintf("%d of %d points delivered", n, len(want)), n == len(want)
+}
+
+// refusedAtLeast waits for n refused calls of a fake backend.
+func refusedAtLeast(n int, refused func() int) func() (string, bool) {
+	return func() (string, bool) {
+		got := refused()
+		return fmt.Sprintf("%d calls refused, want %d", got, n), got >= n
 	}
 }
 
-// covered reports whether every wanted point is among got.
-func allDelivered(want map[pointKey]float64, got map[pointKey][]float64) bool {
-	for k := range want {
-		if len(got[k]) == 0 {
-			return false
-		}
+// statusSeen waits for a component status among a health watch's polls.
+func statusSeen(watch *e2etest.HealthWatch, component, status string) func() (string, bool) {
+	return func() (string, bool) {
+		return fmt.Sprintf("%s not yet %s in %d polls", component, status, watch.Polls()), watch.Seen(component, status)
 	}
-	return true
+}
+
+// componentStatus waits for a component's status in the health endpoint.
+func componentStatus(col *e2etest.Collector, component, status string) func() (string, bool) {
+	return func() (string, bool) {
+		hs, _, err := col.Health()
+		if err != nil {
+			return err.Error(), false
+		}
+		got := hs.ComponentStatus(component)
+		return component + " is " + got, got == status
+	}
 }
 
 // assertExactlyOnce compares what CloudWatch stored with what was sent.
@@ -215,23 +232,21 @@ func TestFaultCloudWatchOutage(t *testing.T) {
 	want := map[pointKey]float64{}
 
 	sendGauges(t, gw, 0, 10, at, want)
-	faultWait(t, 30*time.Second, "the first points to reach CloudWatch", func() bool {
-		return allDelivered(want, emfPoints(t, cw.AllEvents()))
+	e2etest.Await(t, 30*time.Second, "the first points to reach CloudWatch", func() (string, bool) {
+		return delivered(want, emfPoints(t, cw.AllEvents()))
 	})
 
 	cw.SetDown(cwlogstest.Unavailable)
 	down := time.Now()
 	during := map[pointKey]float64{}
 	sendGauges(t, gw, 10, 30, at, during)
-	faultWait(t, 30*time.Second, "the exporter to try the outage's points", func() bool {
-		return allDelivered(during, emfPoints(t, cw.Refused()))
+	e2etest.Await(t, 30*time.Second, "the exporter to try the outage's points", func() (string, bool) {
+		return delivered(during, emfPoints(t, cw.Refused()))
 	})
 	// Several retries fail while CloudWatch stays down.
 	refusedAt := cw.RefusedCalls()
-	faultWait(t, 30*time.Second, "retries during the outage", func() bool { return cw.RefusedCalls() >= refusedAt+3 })
-	faultWait(t, 10*time.Second, "the exporter to report the outage", func() bool {
-		return watch.Seen(emfExporter, "StatusRecoverableError")
-	})
+	e2etest.Await(t, 30*time.Second, "retries during the outage", refusedAtLeast(refusedAt+3, cw.RefusedCalls))
+	e2etest.Await(t, 10*time.Second, "the exporter to report the outage", statusSeen(watch, emfExporter, "StatusRecoverableError"))
 	time.Sleep(time.Until(down.Add(5 * time.Second)))
 	cw.Up()
 	t.Logf("CloudWatch was down %s; %d calls refused", time.Since(down).Round(100*time.Millisecond), cw.RefusedCalls())
@@ -239,13 +254,10 @@ func TestFaultCloudWatchOutage(t *testing.T) {
 		want[k] = v
 	}
 
-	faultWait(t, 60*time.Second, "every point after the outage", func() bool {
-		return allDelivered(want, emfPoints(t, cw.AllEvents()))
+	e2etest.Await(t, 60*time.Second, "every point after the outage", func() (string, bool) {
+		return delivered(want, emfPoints(t, cw.AllEvents()))
 	})
-	faultWait(t, 10*time.Second, "the exporter to report it recovered", func() bool {
-		hs, _, err := gw.Health()
-		return err == nil && hs.ComponentStatus(emfExporter) == "StatusOK"
-	})
+	e2etest.Await(t, 10*time.Second, "the exporter to report it recovered", componentStatus(gw, emfExporter, "StatusOK"))
 	time.Sleep(time.Second) // a late duplicate would show up here
 	assertExactlyOnce(t, want, emfPoints(t, cw.AllEvents()))
 	if bad := watch.Stop(); len(bad) > 0 {
@@ -272,8 +284,8 @@ func TestFaultCloudWatchOutageKill(t *testing.T) {
 	want := map[pointKey]float64{}
 
 	sendGauges(t, gw, 0, 10, at, want)
-	faultWait(t, 30*time.Second, "the first points to reach CloudWatch", func() bool {
-		return allDelivered(want, emfPoints(t, cw.AllEvents()))
+	e2etest.Await(t, 30*time.Second, "the first points to reach CloudWatch", func() (string, bool) {
+		return delivered(want, emfPoints(t, cw.AllEvents()))
 	})
 
 	cw.SetDown(cwlogstest.Unavailable)
@@ -292,15 +304,13 @@ func TestFaultCloudWatchOutageKill(t *testing.T) {
 	watch := e2etest.WatchHealth(gw2, 250*time.Millisecond, emfExporter)
 	defer watch.Stop()
 	sendGauges(t, gw2, 30, 40, at, want)
-	faultWait(t, 30*time.Second, "the restarted gateway to retry", func() bool {
-		return watch.Seen(emfExporter, "StatusRecoverableError")
-	})
+	e2etest.Await(t, 30*time.Second, "the restarted gateway to retry", statusSeen(watch, emfExporter, "StatusRecoverableError"))
 	time.Sleep(time.Until(down.Add(5 * time.Second)))
 	cw.Up()
 	t.Logf("CloudWatch was down %s; %d calls refused", time.Since(down).Round(100*time.Millisecond), cw.RefusedCalls())
 
-	faultWait(t, 60*time.Second, "every point after the outage", func() bool {
-		return allDelivered(want, emfPoints(t, cw.AllEvents()))
+	e2etest.Await(t, 60*time.Second, "every point after the outage", func() (string, bool) {
+		return delivered(want, emfPoints(t, cw.AllEvents()))
 	})
 	time.Sleep(time.Second)
 	assertExactlyOnce(t, want, emfPoints(t, cw.AllEvents()))

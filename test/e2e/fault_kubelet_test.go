@@ -91,9 +91,7 @@ func TestFaultKubeletSocketRecreated(t *testing.T) {
 	// The last answer is kept for a few refreshes (a kubelet restart is
 	// short), then the GPU passes unattributed.
 	next = wait("attribution to lapse without the socket", next, 60*time.Second, func(p string) bool { return p == "" })
-	faultWait(t, 10*time.Second, "the processor to report the socket missing", func() bool {
-		return watch.Seen(attributesProcessor, "StatusRecoverableError")
-	})
+	e2etest.Await(t, 10*time.Second, "the processor to report the socket missing", statusSeen(watch, attributesProcessor, "StatusRecoverableError"))
 
 	t.Logf("attribution lapsed %s after the socket was removed", time.Since(removed).Round(time.Second))
 	if err := proxy.Serve(); err != nil {
@@ -102,10 +100,7 @@ func TestFaultKubeletSocketRecreated(t *testing.T) {
 	recreated := time.Now()
 	wait("attribution to come back with the socket", next, 60*time.Second, func(p string) bool { return p == "trainer-0" })
 	t.Logf("attribution came back %s after the socket was recreated", time.Since(recreated).Round(100*time.Millisecond))
-	faultWait(t, 30*time.Second, "the processor to report it recovered", func() bool {
-		hs, _, err := col.Health()
-		return err == nil && hs.ComponentStatus(attributesProcessor) == "StatusOK"
-	})
+	e2etest.Await(t, 30*time.Second, "the processor to report it recovered", componentStatus(col, attributesProcessor, "StatusOK"))
 	if n := col.CountLines("does not exist: mount the host directory"); n != 1 {
 		t.Errorf("the missing socket was logged %d times, want once (rate-limited)", n)
 	}

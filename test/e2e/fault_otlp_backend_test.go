@@ -108,8 +108,10 @@ func TestFaultOTLPBackendOutageKill(t *testing.T) {
 	}
 
 	sink := e2etest.StartOTLPSink(t, e2etest.SinkOptions{Keep: true, Listen: backend})
-	faultWait(t, 60*time.Second, "every point and log after the outage", func() bool {
-		return allDelivered(want, sinkPoints(sink)) && allEventsDelivered(wantEvents, sinkBodies(sink.Logs()))
+	e2etest.Await(t, 60*time.Second, "every point and log after the outage", func() (string, bool) {
+		points, ok := delivered(want, sinkPoints(sink))
+		events, evOK := eventsDelivered(wantEvents, sinkBodies(sink.Logs()))
+		return points + ", " + events, ok && evOK
 	})
 	time.Sleep(time.Second) // a late duplicate would show up here
 	assertExactlyOnce(t, want, sinkPoints(sink))

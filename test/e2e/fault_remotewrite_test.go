@@ -83,15 +83,15 @@ func TestFaultRemoteWriteOutageKill(t *testing.T) {
 
 	// Everything arrived; a request AMP refused for its signature ends the
 	// wait at once, with what was wrong.
-	delivered := func() bool {
+	arrived := func() (string, bool) {
 		if v := amp.Violations(); len(v) > 0 {
 			t.Fatalf("requests AMP would refuse: %v", v)
 		}
-		return allDelivered(want, promPoints(t, prom))
+		return delivered(want, promPoints(t, prom))
 	}
 
 	sendGauges(t, gw, 0, 10, at, want)
-	faultWait(t, 30*time.Second, "the first points to reach Prometheus", delivered)
+	e2etest.Await(t, 30*time.Second, "the first points to reach Prometheus", arrived)
 
 	amp.SetDown(http.StatusServiceUnavailable)
 	down := time.Now()
@@ -107,15 +107,13 @@ func TestFaultRemoteWriteOutageKill(t *testing.T) {
 
 	gw2 := startAMPGateway(t, amp, queue)
 	sendGauges(t, gw2, 30, 40, at, want)
-	faultWait(t, 30*time.Second, "the restarted gateway to retry", func() bool {
-		return amp.Refused() >= refusedBefore+3
-	})
+	e2etest.Await(t, 30*time.Second, "the restarted gateway to retry", refusedAtLeast(refusedBefore+3, amp.Refused))
 	time.Sleep(time.Until(down.Add(5 * time.Second)))
 	amp.Up()
 	t.Logf("AMP was down %s; %d requests refused (%d before the kill)",
 		time.Since(down).Round(100*time.Millisecond), amp.Refused(), refusedBefore)
 
-	faultWait(t, 60*time.Second, "every point after the outage", delivered)
+	e2etest.Await(t, 60*time.Second, "every point after the outage", arrived)
 	time.Sleep(time.Second)
 	assertExactlyOnce(t, want, promPoints(t, prom))
 	t.Logf("%d data points in %d remote-write requests", len(want), amp.Forwarded())

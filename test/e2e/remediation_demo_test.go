@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -221,19 +222,19 @@ func remAwaiting(log string) map[string]string {
 	return out
 }
 
+// remWait waits for check (e2etest.AwaitResult) and returns its value; a
+// failure shows the last value and the remediation exporter's log.
 func remWait[T any](t *testing.T, gw *e2etest.Collector, limit time.Duration, what string, check func() (T, bool)) T {
 	t.Helper()
-	deadline := time.Now().Add(limit)
-	for {
-		v, ok := check()
-		if ok {
-			return v
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %s: not %s\n---- gateway log (remediation) ----\n%s", limit, what, remGrep(gw.Output(), "accelerator_remediation"))
-		}
-		time.Sleep(time.Second)
+	var v T
+	if _, ok := e2etest.AwaitResult(limit, func() (string, bool) {
+		var ok bool
+		v, ok = check()
+		return fmt.Sprintf("%+v", v), ok
+	}); !ok {
+		t.Fatalf("after %s: not %s; last saw %+v\n---- gateway log (remediation) ----\n%s", limit, what, v, remGrep(gw.Output(), "accelerator_remediation"))
 	}
+	return v
 }
 
 func remGrep(s, sub string) string {

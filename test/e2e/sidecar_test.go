@@ -3,7 +3,7 @@
 package e2e
 
 import (
-	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -64,19 +64,14 @@ service:
 	})
 
 	team := teamOf(node, target.Pod)
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	for {
+	e2etest.Await(t, 90*time.Second, fmt.Sprintf("the sidecar's series of pod %s to reach the gateway with team %q", target.Pod, team), func() (string, bool) {
 		fams, err := e2etest.ScrapePrometheus(gateway.PrometheusURL())
-		if err == nil && anyWith(series(fams, "gen_ai_server_requests_running"), map[string]string{
+		if err != nil {
+			return err.Error(), false
+		}
+		running := series(fams, "gen_ai_server_requests_running")
+		return fmt.Sprintf("%d gen_ai_server_requests_running series, none of that pod with that team", len(running)), anyWith(running, map[string]string{
 			"k8s_pod_uid": target.PodUID, "accelerator_team": team, "gen_ai_provider_name": target.Server,
-		}) {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("the sidecar's series of pod %s never reached the gateway with team %q (last scrape error: %v)", target.Pod, team, err)
-		case <-time.After(2 * time.Second):
-		}
-	}
+		})
+	})
 }
