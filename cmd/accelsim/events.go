@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/otelcol-accel/otelcol-accel/internal/accelschema"
 )
 
 // events prints the health events and cost findings the collector wrote as
@@ -95,7 +97,7 @@ func formatEvent(line []byte) string {
 	name := str("event.name")
 	where := strings.TrimSpace(str("k8s.node.name") + " " + str("hw.id"))
 	if p := str("accelerator.partition.id"); p != "" && str("accelerator.partition.type") != "none" {
-		where += " [" + str("accelerator.partition.type") + " " + p + "]"
+		where = strings.TrimSpace(where + " [" + str("accelerator.partition.type") + " " + p + "]")
 	}
 	who := str("accelerator.workload.name")
 	if ns := str("k8s.namespace.name"); ns != "" && who != "" {
@@ -114,8 +116,19 @@ func formatEvent(line []byte) string {
 		if t := str("accelerator.finding.target"); t != "" {
 			target = " → " + t
 		}
-		return fmt.Sprintf("FINDING %-24s %s on %s: %s%s%s  [%s]",
-			str("accelerator.finding.kind"), orDash(who), where, str("accelerator.finding.action"), target, saving, str("accelerator.finding.evidence"))
+		if where == "" && str("accelerator.finding.nodes") != "" {
+			// An endpoint served from several nodes.
+			where = accelschema.NodesPhrase(strings.Split(str("accelerator.finding.nodes"), ","))
+		}
+		if where != "" {
+			where = " on " + where
+		}
+		evidence := ""
+		if e := str("accelerator.finding.evidence"); e != "" {
+			evidence = "  [" + e + "]"
+		}
+		return fmt.Sprintf("FINDING %-24s %s%s: %s%s%s%s",
+			str("accelerator.finding.kind"), orDash(who), where, firstNonEmpty(str("accelerator.finding.action"), str("body"), "-"), target, saving, evidence)
 	case strings.HasPrefix(name, "accelerator.health."):
 		xid := ""
 		if v := str("accelerator.xid"); v != "" {

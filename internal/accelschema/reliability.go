@@ -6,6 +6,11 @@ package accelschema
 // others (init below), in a file of their own because one component sets
 // them.
 
+import (
+	"strconv"
+	"strings"
+)
+
 // EmitterK8s is the accelerator_k8s receiver.
 const EmitterK8s = "accelerator_k8s"
 
@@ -200,7 +205,10 @@ const (
 	MetricLatencyRegressions = "accelerator.inference.latency_regressions"
 	UnitRegressions          = "{regression}"
 	AttrFindingAlso          = "accelerator.finding.also"
-	AttrInferenceEndpoint    = "accelerator.inference.endpoint"
+	// AttrFindingNodes names the nodes of an endpoint served from more
+	// than one (one node is the resource's k8s.node.name).
+	AttrFindingNodes      = "accelerator.finding.nodes"
+	AttrInferenceEndpoint = "accelerator.inference.endpoint"
 	// AttrRegressionCause is the cause on the metric's data points (the
 	// finding's own accelerator.finding.cause is a log attribute).
 	AttrRegressionCause = "accelerator.inference.regression.cause"
@@ -217,6 +225,30 @@ func init() {
 			"Cause of a latency regression, as the finding names it (`accelerator.finding.cause`)."},
 		AttributeDef{AttrFindingAlso, "string", ScopeLog, nil, false,
 			"On a latency_regression finding: the other causes whose evidence was present, strongest first (comma-separated)."},
+		AttributeDef{AttrFindingNodes, "string", ScopeLog, nil, false,
+			"On a latency_regression finding of an endpoint served from several nodes: their names (comma-separated, sorted). An endpoint on one node names it in `k8s.node.name`."},
 		AttributeDef{AttrInferenceEndpoint, "string", ScopeResource, nil, false,
 			"An inference endpoint as the diagnosis keys it: `<namespace>/<workload>`, else `<server.address>:<server.port>` (with `gen_ai.request.model` beside it)."})
+}
+
+// maxNamedNodes is how many nodes NodesPhrase names before it only counts
+// them.
+const maxNamedNodes = 3
+
+// NodesPhrase says where a finding's endpoint runs, for a sentence that
+// reads "… on <phrase>": "gpu-a", "2 nodes (gpu-a, gpu-b)", "5 nodes
+// (gpu-a, gpu-b, gpu-c, …)"; "" when no node is known. The finding's body
+// and the readers of accelerator.finding.nodes say it the same way.
+func NodesPhrase(nodes []string) string {
+	switch len(nodes) {
+	case 0:
+		return ""
+	case 1:
+		return nodes[0]
+	}
+	named, more := nodes, ""
+	if len(named) > maxNamedNodes {
+		named, more = named[:maxNamedNodes], ", …"
+	}
+	return strconv.Itoa(len(nodes)) + " nodes (" + strings.Join(named, ", ") + more + ")"
 }

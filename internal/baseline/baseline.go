@@ -37,7 +37,10 @@ type entry struct {
 	// baseline is sum / weight. Keeping both makes the first hours a plain
 	// time-weighted mean instead of being dominated by the first sample.
 	sum, weight float64
-	samples     int
+	// sumSq is the decayed Σ value²·seconds: with sum and weight it gives
+	// the spread of the values around the baseline (Spread).
+	sumSq   float64
+	samples int
 	// updated is the wall-clock time of the last update, for the TTL.
 	updated time.Time
 }
@@ -66,6 +69,19 @@ func (s *Store) Get(k Key) (value float64, samples int, warm bool) {
 	return e.sum / e.weight, e.samples, e.samples >= s.minSamples
 }
 
+// Spread is the time-weighted standard deviation of the values folded into
+// a baseline (0 when unknown): how far the workload's own normal strays
+// from its mean, so that a noisy or bursty signal is not judged as if it
+// were flat.
+func (s *Store) Spread(k Key) float64 {
+	e, ok := s.m[k]
+	if !ok || e.weight <= 0 {
+		return 0
+	}
+	mean := e.sum / e.weight
+	return math.Sqrt(math.Max(0, e.sumSq/e.weight-mean*mean))
+}
+
 // Update folds in one interval of length dt at activity v.
 func (s *Store) Update(k Key, v float64, dt time.Duration, now time.Time) {
 	if dt <= 0 || math.IsNaN(v) || v < 0 {
@@ -81,6 +97,7 @@ func (s *Store) Update(k Key, v float64, dt time.Duration, now time.Time) {
 	}
 	decay := math.Exp2(-dt.Seconds() / s.halfLife.Seconds())
 	e.sum = e.sum*decay + v*dt.Seconds()
+	e.sumSq = e.sumSq*decay + v*v*dt.Seconds()
 	e.weight = e.weight*decay + dt.Seconds()
 	e.samples++
 	e.updated = now
@@ -124,13 +141,16 @@ type stored struct {
 }
 
 type storedEntry struct {
-	Workload    string  `json:"workload"`
-	Model       string  `json:"model"`
-	Signal      string  `json:"signal"`
-	Sum         float64 `json:"sum"`
-	Weight      float64 `json:"weight"`
-	Samples     int     `json:"samples"`
-	UpdatedUnix int64   `json:"updated_unix"`
+	Workload string  `json:"workload"`
+	Model    string  `json:"model"`
+	Signal   string  `json:"signal"`
+	Sum      float64 `json:"sum"`
+	Weight   float64 `json:"weight"`
+	// SumSq is absent in what builds before the spread was kept wrote:
+	// such a baseline restores with no spread, which new windows widen.
+	SumSq       *float64 `json:"sum_sq,omitempty"`
+	Samples     int      `json:"samples"`
+	UpdatedUnix int64    `json:"updated_unix"`
 }
 
 // Marshal encodes the store (sorted, so equal stores encode equally) and
@@ -138,9 +158,10 @@ type storedEntry struct {
 func (s *Store) Marshal() ([]byte, error) {
 	out := stored{Version: formatVersion, Baselines: make([]storedEntry, 0, len(s.m))}
 	for k, e := range s.m {
+		sumSq := e.sumSq
 		out.Baselines = append(out.Baselines, storedEntry{
 			Workload: k.Workload, Model: k.Model, Signal: k.Signal,
-			Sum: e.sum, Weight: e.weight, Samples: e.samples, UpdatedUnix: e.updated.Unix(),
+			Sum: e.sum, Weight: e.weight, SumSq: &sumSq, Samples: e.samples, UpdatedUnix: e.updated.Unix(),
 		})
 	}
 	sort.Slice(out.Baselines, func(i, j int) bool {
@@ -187,7 +208,13 @@ func (s *Store) Unmarshal(data []byte, now time.Time) (dropped int, err error) {
 		if now.Sub(updated) > s.ttl || len(s.m) >= s.maxEntries {
 			continue
 		}
-		s.m[Key{b.Workload, b.Model, b.Signal}] = &entry{sum: b.Sum, weight: b.Weight, samples: b.Samples, updated: updated}
+		// Without a stored sum of squares the spread is unknown: start
+		// it at zero (mean² · weight).
+		sumSq := b.Sum * b.Sum / b.Weight
+		if b.SumSq != nil && *b.SumSq >= 0 && !math.IsNaN(*b.SumSq) && !math.IsInf(*b.SumSq, 0) {
+			sumSq = *b.SumSq
+		}
+		s.m[Key{b.Workload, b.Model, b.Signal}] = &entry{sum: b.Sum, weight: b.Weight, sumSq: sumSq, samples: b.Samples, updated: updated}
 	}
 	s.dirty = false
 	return dropped, nil

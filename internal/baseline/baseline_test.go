@@ -1,6 +1,7 @@
 package baseline
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -109,5 +110,47 @@ func TestUnmarshalRejectsBrokenData(t *testing.T) {
 	dropped, err := s.Unmarshal([]byte(`{"version":1,"baselines":[{"workload":"a","sum":1,"weight":0,"samples":1},{"workload":"","sum":1,"weight":1,"samples":1},{"workload":"ok","sum":1,"weight":2,"samples":4,"updated_unix":1700000000}]}`), t0)
 	if err != nil || dropped != 2 || s.Len() != 1 {
 		t.Fatalf("dropped %d len %d err %v", dropped, s.Len(), err)
+	}
+}
+
+// The spread is the time-weighted standard deviation of what was folded
+// in: zero for a flat signal, the half-distance for one that alternates
+// between two values; it survives a restart, and a baseline stored before
+// the spread was kept restores with none.
+func TestSpreadOfTheNormal(t *testing.T) {
+	s := New(day, 30*day, 1, 10)
+	flat, bursty := Key{Workload: "flat"}, Key{Workload: "bursty"}
+	for i := 0; i < 10; i++ {
+		s.Update(flat, 0.2, time.Minute, t0)
+		s.Update(bursty, 0.2+float64(i%2)*4, time.Minute, t0)
+	}
+	if sd := s.Spread(flat); sd > 1e-9 {
+		t.Fatalf("flat signal spread %v, want 0", sd)
+	}
+	if sd := s.Spread(bursty); math.Abs(sd-2) > 1e-3 {
+		t.Fatalf("alternating 0.2/4.2 spread %v, want ≈2", sd)
+	}
+	if sd := s.Spread(Key{Workload: "none"}); sd != 0 {
+		t.Fatalf("unknown baseline spread %v", sd)
+	}
+	data, err := s.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := New(day, 30*day, 1, 10)
+	if _, err := r.Unmarshal(data, t0); err != nil {
+		t.Fatal(err)
+	}
+	if sd := r.Spread(bursty); math.Abs(sd-2) > 1e-3 {
+		t.Fatalf("restored spread %v, want ≈2", sd)
+	}
+	old := `{"version":1,"baselines":[{"workload":"w","model":"m","signal":"ttft_p95","sum":120,"weight":600,"samples":10,"updated_unix":` +
+		fmt.Sprint(t0.Unix()) + `}]}`
+	if _, err := r.Unmarshal([]byte(old), t0); err != nil {
+		t.Fatal(err)
+	}
+	w := Key{"w", "m", "ttft_p95"}
+	if v, n, _ := r.Get(w); math.Abs(v-0.2) > 1e-12 || n != 10 || r.Spread(w) > 1e-9 {
+		t.Fatalf("old record: %v over %d, spread %v; want 0.2, 10, 0", v, n, r.Spread(w))
 	}
 }

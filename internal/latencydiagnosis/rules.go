@@ -54,6 +54,11 @@ type Thresholds struct {
 	// at least MinTTFT / MinITL seconds above it (so that a fast endpoint's
 	// jitter is no regression).
 	Ratio, MinTTFT, MinITL float64
+	// Deviations: the window's p95 must also lie above the baseline by
+	// more than this many of the baseline's spreads (its windows' standard
+	// deviation), so that an endpoint whose normal swings (bursty traffic,
+	// a histogram bucket edge) is judged against its swing, not its mean.
+	Deviations float64
 	// MinSamples windows make a baseline.
 	MinSamples int
 
@@ -68,16 +73,24 @@ type Thresholds struct {
 
 // DefaultThresholds are the rules' defaults.
 var DefaultThresholds = Thresholds{
-	Ratio: 1.5, MinTTFT: 0.05, MinITL: 0.005, MinSamples: 12,
+	Ratio: 1.5, MinTTFT: 0.05, MinITL: 0.005, Deviations: 3, MinSamples: 12,
 	KVCacheHigh: 0.90, KVCacheFull: 0.98, QueueAtLimit: 0.90,
 	SMSaturated: 0.90, TensorSaturated: 0.80, Throttled: 0.20, NoisyNeighbour: 0.30,
 }
 
 // Baseline is an endpoint's own normal: its p95 latencies over past
-// windows, as the component persists it.
+// windows of steady traffic, as the component persists it.
 type Baseline struct {
 	TTFT, ITL float64
-	Samples   int
+	// TTFTSpread and ITLSpread are the standard deviations of the windows'
+	// p95 around TTFT and ITL (0: flat or unknown).
+	TTFTSpread, ITLSpread float64
+	// TTFTBucketTop and ITLBucketTop are the upper bounds of the histogram
+	// buckets TTFT and ITL fall in (0: unknown). A p95 within the same
+	// bucket is interpolated inside it: the histogram cannot tell it from
+	// the baseline, so it is no regression.
+	TTFTBucketTop, ITLBucketTop float64
+	Samples                     int
 }
 
 // Diagnosis is one finding of kind latency_regression.
@@ -172,13 +185,17 @@ func Regressed(s *Signals, b Baseline, t Thresholds) (string, bool) {
 		return "", false
 	}
 	var ev []string
-	check := func(name string, has bool, now, base, minDelta float64) {
-		if has && base > 0 && now >= t.Ratio*base && now-base >= minDelta {
+	check := func(name string, has bool, now, base, spread, bucketTop, minDelta float64) {
+		if has && base > 0 && now >= t.Ratio*base && now-base >= minDelta &&
+			now > base+t.Deviations*spread && (bucketTop <= 0 || now > bucketTop) {
 			ev = append(ev, kv(name+"_p95", now), kv(name+"_baseline_p95", base))
+			if spread > base*1e-6 { // not rounding noise of a flat baseline
+				ev = append(ev, kv(name+"_baseline_spread", spread))
+			}
 		}
 	}
-	check("ttft", s.HasTTFT, s.TTFT, b.TTFT, t.MinTTFT)
-	check("itl", s.HasITL, s.ITL, b.ITL, t.MinITL)
+	check("ttft", s.HasTTFT, s.TTFT, b.TTFT, b.TTFTSpread, b.TTFTBucketTop, t.MinTTFT)
+	check("itl", s.HasITL, s.ITL, b.ITL, b.ITLSpread, b.ITLBucketTop, t.MinITL)
 	return strings.Join(ev, " "), len(ev) > 0
 }
 

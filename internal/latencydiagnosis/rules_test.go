@@ -171,3 +171,28 @@ func TestRulesDoNotFireShortOfTheirEvidence(t *testing.T) {
 	d, _ = Diagnose(regressed(func(s *Signals) { s.TensorActive = 0.85 }), baseline, DefaultThresholds)
 	assert.Equal(t, accelschema.CauseDeviceSaturation, d.Cause, "saturated tensor cores alone")
 }
+
+// An endpoint whose normal swings (bursty traffic) is judged against its
+// swing: a window within baseline + Deviations × spread is no regression,
+// one beyond it is; and a rise that stays inside the histogram bucket the
+// baseline falls in is below what the histogram can tell.
+func TestRegressionBeyondTheNormalSwingAndTheBucket(t *testing.T) {
+	swinging := Baseline{TTFT: 1.0, TTFTSpread: 1.3, ITL: 0.02, Samples: 60}
+	s := healthy()
+	s.TTFT = 4.5 // 4.5× the mean, but within 1.0 + 3 × 1.3
+	_, ok := Diagnose(s, swinging, DefaultThresholds)
+	assert.False(t, ok, "a burst within the endpoint's own swing")
+	s.TTFT = 5.5
+	d, ok := Diagnose(s, swinging, DefaultThresholds)
+	require.True(t, ok, "beyond the swing")
+	assert.Contains(t, d.Evidence, "ttft_p95=5.5 ttft_baseline_p95=1 ttft_baseline_spread=1.3")
+
+	bucketed := Baseline{TTFT: 0.12, TTFTBucketTop: 0.25, ITL: 0.02, Samples: 60}
+	s = healthy()
+	s.TTFT = 0.23 // 1.9× and 110 ms more, but in the same (0.1, 0.25] bucket
+	_, ok = Diagnose(s, bucketed, DefaultThresholds)
+	assert.False(t, ok, "inside the baseline's bucket: the histogram cannot tell")
+	s.TTFT = 0.3
+	_, ok = Diagnose(s, bucketed, DefaultThresholds)
+	assert.True(t, ok, "in the next bucket")
+}

@@ -186,9 +186,9 @@ func (p *costProcessor) trainingEfficiency(st *resourceState, a *accrual) (findi
 		kind: findingTraining, t: a.t,
 		saving: frac * a.price * p.cfg.MonthlyHours,
 		target: fmt.Sprintf("%s>=%s", a.baselineKey.Signal, ratioStr(a.baseline)),
-		action: fmt.Sprintf("find what starves %s on %s: its %s averaged %s over %s against its own baseline of %s "+
+		action: fmt.Sprintf("find what starves %s%s: its %s averaged %s over %s against its own baseline of %s "+
 			"(check the input pipeline and data loading, communication, batch size, and recent code or configuration changes)",
-			workloadName(id), id.model, a.baselineKey.Signal, ratioStr(mean), p.cfg.Findings.Window, ratioStr(a.baseline)),
+			workloadName(id), prefixed(" on ", id.model), a.baselineKey.Signal, ratioStr(mean), p.cfg.Findings.Window, ratioStr(a.baseline)),
 		evidence: evidence(
 			"signal", a.baselineKey.Signal,
 			"window_mean", ratioStr(mean),
@@ -282,17 +282,32 @@ func actionBrief(action string) string {
 	return "see the device's health events"
 }
 
+// workloadName names who a finding's advice is for, with what the
+// identity has: never an empty part ("pod /x", "the workload on ").
 func workloadName(id *identity) string {
 	switch {
 	case id.workload != "" && id.namespace != "":
 		return id.namespace + "/" + id.workload
 	case id.workload != "":
 		return id.workload
-	case id.podName != "":
+	case id.podName != "" && id.namespace != "":
 		return "pod " + id.namespace + "/" + id.podName
-	default:
+	case id.podName != "":
+		return "pod " + id.podName
+	case id.hwID != "":
 		return "the workload on " + id.hwID
+	default:
+		return "the workload on this accelerator"
 	}
+}
+
+// prefixed is prefix+v, or "" when v is empty: an optional part of a
+// sentence that is left out rather than left blank.
+func prefixed(prefix, v string) string {
+	if v == "" {
+		return ""
+	}
+	return prefix + v
 }
 
 func currentPlacement(id *identity, a *accrual) string {

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 
 	s "github.com/otelcol-accel/otelcol-accel/internal/accelschema"
+	"github.com/otelcol-accel/otelcol-accel/internal/findingtext"
 )
 
 const minute = time.Minute
@@ -57,6 +58,11 @@ func checkFinding(t *testing.T, lr plog.LogRecord, want wantFinding) {
 	}
 	if lr.SeverityNumber() != plog.SeverityNumberWarn || !strings.Contains(lr.Body().Str(), want.kind) {
 		t.Errorf("severity %v body %q", lr.SeverityNumber(), lr.Body().Str())
+	}
+	for field, text := range map[string]string{"body": lr.Body().Str(), "action": get(s.AttrFindingAction), "evidence": get(s.AttrFindingEvidence)} {
+		if empty := findingtext.EmptyFields(text); len(empty) > 0 {
+			t.Errorf("%s %q has empty fields: %v", field, text, empty)
+		}
 	}
 }
 
@@ -129,6 +135,27 @@ func TestFindings(t *testing.T) {
 			want: wantFinding{kind: s.FindingTrainingEfficiency, target: "accelerator.tensor.active>=0.586",
 				saving: (1 - 0.45*21/12.3) * 730, atBatch: 22,
 				evidence: []string{"window_mean=0.450", "baseline=0.586", "signal=accelerator.tensor.active"}, actionHas: "find what starves ml/pretrain"},
+		},
+		{
+			name: "training efficiency on a device that names no model",
+			cfg: func(c *Config) {
+				c.Baselines.MinSamples = 10
+				c.Baselines.HalfLife = 100000 * time.Hour
+			},
+			resources: func(i int) []resource {
+				tensor := 0.6
+				if i >= 21 {
+					tensor = 0.3
+				}
+				return []resource{gpu("GPU-T2", append(held("bare", s.WorkloadTraining, s.MetricGREngineActive, 0.9, s.MetricTensorActive, tensor),
+					s.AttrHWModel, "")...)}
+			},
+			// As above; the sentence leaves the model out instead of
+			// writing "on :".
+			batches: 25, hwID: "GPU-T2",
+			want: wantFinding{kind: s.FindingTrainingEfficiency, target: "accelerator.tensor.active>=0.586",
+				saving: (1 - 0.45*21/12.3) * 730, atBatch: 22,
+				evidence: []string{"window_mean=0.450"}, actionHas: "find what starves ml/bare: its accelerator.tensor.active"},
 		},
 		{
 			name: "inference under capacity: two replicas at peak 0.1 activity and 0.2 KV cache need one",
@@ -355,5 +382,29 @@ func TestFindingsOnASharedDeviceNameItsConsumers(t *testing.T) {
 	slices.Sort(pods)
 	if !slices.Equal(pods, []string{"chat-0", "etl-0"}) {
 		t.Errorf("want one unhealthy-capacity finding per consumer, none for the GPU's own resource; got them for pods %q", pods)
+	}
+}
+
+// workloadName names whoever a finding is for with what the identity has,
+// never with an empty part.
+func TestWorkloadNameLeavesNoPartEmpty(t *testing.T) {
+	for _, c := range []struct {
+		id   identity
+		want string
+	}{
+		{identity{workload: "vllm", namespace: "chat"}, "chat/vllm"},
+		{identity{workload: "vllm"}, "vllm"},
+		{identity{podName: "nb-0", namespace: "ds"}, "pod ds/nb-0"},
+		{identity{podName: "nb-0"}, "pod nb-0"},
+		{identity{hwID: "GPU-1"}, "the workload on GPU-1"},
+		{identity{}, "the workload on this accelerator"},
+	} {
+		got := workloadName(&c.id)
+		if got != c.want {
+			t.Errorf("%+v: %q, want %q", c.id, got, c.want)
+		}
+		if empty := findingtext.EmptyFields("move " + got + " to a 1g.10gb MIG instance"); len(empty) > 0 {
+			t.Errorf("%q: %v", got, empty)
+		}
 	}
 }

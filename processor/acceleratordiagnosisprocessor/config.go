@@ -57,6 +57,23 @@ type BaselinesConfig struct {
 	MaxEndpoints int `mapstructure:"max_endpoints"`
 	// SaveInterval is how often changed baselines are written.
 	SaveInterval time.Duration `mapstructure:"save_interval"`
+
+	// A baseline is learned from steady traffic only (README, "What a
+	// baseline learns from"). Warmup: an endpoint's windows in its first
+	// warmup of data time after this processor first sees it (a server
+	// starting, a new endpoint, the collector's own start) are neither
+	// learned from nor judged.
+	Warmup time.Duration `mapstructure:"warmup"`
+	// Settle: windows within settle after the endpoint's replicas change
+	// (a pod appears or goes, a cold start, a scaling event) are judged
+	// (the cold_replica rule explains them) but not learned from.
+	Settle time.Duration `mapstructure:"settle"`
+	// TrafficBand: a window whose request rate is more than this factor
+	// above or below the endpoint's typical rate (the median of its last
+	// traffic_windows windows) is a change of traffic, not of the
+	// endpoint: it is neither learned from nor judged.
+	TrafficBand    float64 `mapstructure:"traffic_band"`
+	TrafficWindows int     `mapstructure:"traffic_windows"`
 }
 
 // RulesConfig are the regression test's and the rules' thresholds.
@@ -64,13 +81,21 @@ type RulesConfig struct {
 	Ratio           float64       `mapstructure:"ratio"`
 	MinTTFTIncrease time.Duration `mapstructure:"min_ttft_increase"`
 	MinITLIncrease  time.Duration `mapstructure:"min_itl_increase"`
-	KVCacheHigh     float64       `mapstructure:"kv_cache_high"`
-	KVCacheFull     float64       `mapstructure:"kv_cache_full"`
-	QueueAtLimit    float64       `mapstructure:"queue_at_limit"`
-	SMSaturated     float64       `mapstructure:"sm_saturated"`
-	TensorSaturated float64       `mapstructure:"tensor_saturated"`
-	Throttled       float64       `mapstructure:"throttled"`
-	NoisyNeighbour  float64       `mapstructure:"noisy_neighbour"`
+	// Deviations: a regression also lies above the baseline by more than
+	// this many of the baseline's spreads (the standard deviation of its
+	// windows' p95), so an endpoint whose normal swings is judged against
+	// its swing.
+	Deviations float64 `mapstructure:"deviations"`
+	// Sustain is how many judged windows in a row must regress before a
+	// finding: one window at the edge of a burst is not a regression.
+	Sustain         int     `mapstructure:"sustain"`
+	KVCacheHigh     float64 `mapstructure:"kv_cache_high"`
+	KVCacheFull     float64 `mapstructure:"kv_cache_full"`
+	QueueAtLimit    float64 `mapstructure:"queue_at_limit"`
+	SMSaturated     float64 `mapstructure:"sm_saturated"`
+	TensorSaturated float64 `mapstructure:"tensor_saturated"`
+	Throttled       float64 `mapstructure:"throttled"`
+	NoisyNeighbour  float64 `mapstructure:"noisy_neighbour"`
 }
 
 func createDefaultConfig() component.Config {
@@ -88,11 +113,20 @@ func createDefaultConfig() component.Config {
 			TTL:          7 * 24 * time.Hour,
 			MaxEndpoints: 10000,
 			SaveInterval: time.Minute,
+			Warmup:       10 * time.Minute,
+			Settle:       10 * time.Minute,
+			TrafficBand:  1.5,
+			// Fifteen windows: the typical rate is what most of the last
+			// quarter hour showed, so bursts shorter than half of it are
+			// the exception, not the norm.
+			TrafficWindows: 15,
 		},
 		Rules: RulesConfig{
 			Ratio:           d.Ratio,
 			MinTTFTIncrease: time.Duration(d.MinTTFT * float64(time.Second)),
 			MinITLIncrease:  time.Duration(d.MinITL * float64(time.Second)),
+			Deviations:      d.Deviations,
+			Sustain:         2,
 			KVCacheHigh:     d.KVCacheHigh,
 			KVCacheFull:     d.KVCacheFull,
 			QueueAtLimit:    d.QueueAtLimit,
@@ -108,7 +142,7 @@ func createDefaultConfig() component.Config {
 func (c *Config) thresholds() latencydiagnosis.Thresholds {
 	r := c.Rules
 	return latencydiagnosis.Thresholds{
-		Ratio: r.Ratio, MinTTFT: r.MinTTFTIncrease.Seconds(), MinITL: r.MinITLIncrease.Seconds(),
+		Ratio: r.Ratio, MinTTFT: r.MinTTFTIncrease.Seconds(), MinITL: r.MinITLIncrease.Seconds(), Deviations: r.Deviations,
 		MinSamples:  c.Baselines.MinSamples,
 		KVCacheHigh: r.KVCacheHigh, KVCacheFull: r.KVCacheFull, QueueAtLimit: r.QueueAtLimit,
 		SMSaturated: r.SMSaturated, TensorSaturated: r.TensorSaturated, Throttled: r.Throttled,
@@ -144,6 +178,22 @@ func (c *Config) Validate() error {
 	}
 	if c.Baselines.MaxEndpoints < 1 {
 		errs = append(errs, fmt.Errorf("baselines.max_endpoints must be at least 1, got %d", c.Baselines.MaxEndpoints))
+	}
+	b := c.Baselines
+	if b.Warmup < 0 || b.Settle < 0 {
+		errs = append(errs, fmt.Errorf("baselines.warmup (%s) and baselines.settle (%s) must not be negative", b.Warmup, b.Settle))
+	}
+	if !(b.TrafficBand > 1) {
+		errs = append(errs, fmt.Errorf("baselines.traffic_band must be above 1 (a factor of the typical request rate), got %g", b.TrafficBand))
+	}
+	if b.TrafficWindows < 3 {
+		errs = append(errs, fmt.Errorf("baselines.traffic_windows must be at least 3 (the typical rate is their median), got %d", b.TrafficWindows))
+	}
+	if c.Rules.Deviations < 0 {
+		errs = append(errs, fmt.Errorf("rules.deviations must not be negative, got %g", c.Rules.Deviations))
+	}
+	if c.Rules.Sustain < 1 {
+		errs = append(errs, fmt.Errorf("rules.sustain must be at least 1 window, got %d", c.Rules.Sustain))
 	}
 	if c.StateTTL > 0 && c.Window > 0 && c.StateTTL < 2*c.Window {
 		errs = append(errs, fmt.Errorf("state_ttl (%s) must be at least two windows (%s): an endpoint would be forgotten before its window is judged", c.StateTTL, 2*c.Window))

@@ -33,6 +33,10 @@ func TestLoadConfig(t *testing.T) {
 	assert.Equal(t, 2.0, cfg.Rules.Ratio)
 	assert.Equal(t, 100*time.Millisecond, cfg.Rules.MinTTFTIncrease)
 	assert.Equal(t, 0.2, cfg.thresholds().Throttled, "untouched thresholds keep their defaults")
+	assert.Equal(t, 3*time.Minute, cfg.Baselines.Warmup)
+	assert.Equal(t, 2.0, cfg.Baselines.TrafficBand)
+	assert.Equal(t, 10*time.Minute, cfg.Baselines.Settle, "untouched: the default")
+	assert.Equal(t, 3, cfg.Rules.Sustain)
 }
 
 func TestValidateNamesWhatIsWrong(t *testing.T) {
@@ -48,6 +52,11 @@ func TestValidateNamesWhatIsWrong(t *testing.T) {
 		{func(c *Config) { c.StateTTL = time.Minute }, "state_ttl (1m0s) must be at least two windows"},
 		{func(c *Config) { c.Baselines.MaxEndpoints = 0 }, "baselines.max_endpoints must be at least 1"},
 		{func(c *Config) { c.Cooldown = -time.Second }, "cooldown must not be negative"},
+		{func(c *Config) { c.Baselines.Warmup = -time.Minute }, "baselines.warmup (-1m0s) and baselines.settle (10m0s) must not be negative"},
+		{func(c *Config) { c.Baselines.TrafficBand = 1 }, "baselines.traffic_band must be above 1"},
+		{func(c *Config) { c.Baselines.TrafficWindows = 2 }, "baselines.traffic_windows must be at least 3"},
+		{func(c *Config) { c.Rules.Deviations = -1 }, "rules.deviations must not be negative"},
+		{func(c *Config) { c.Rules.Sustain = 0 }, "rules.sustain must be at least 1 window"},
 	} {
 		cfg := createDefaultConfig().(*Config)
 		c.change(cfg)

@@ -80,13 +80,15 @@ func (p *diagnosisProcessor) ingestRecord(res pcommon.Map, lr plog.LogRecord, no
 		case s.EventColdStart:
 			ws := p.workloadOf(ns+"/"+wl, now)
 			ws.coldStarts = append(pruneTimes(ws.coldStarts, t, p.cfg.Recent), t)
+			ws.changedAt(t)
 		case s.EventScaling:
+			ws := p.workloadOf(ns+"/"+wl, now)
+			ws.changedAt(t) // any scaling: the endpoint's windows settle
 			if str(a, s.AttrScalingDirection) != s.ScalingUp || str(a, s.AttrScalingOutcome) != s.ScalingReady {
 				return
 			}
 			from, _ := a.Get(s.AttrScalingFrom)
 			to, _ := a.Get(s.AttrScalingTo)
-			ws := p.workloadOf(ns+"/"+wl, now)
 			ws.scaleUps = append(pruneScaleUps(ws.scaleUps, t, p.cfg.Recent), scaleUp{t: t, added: to.Int() - from.Int()})
 		case s.EventFinding:
 			if str(a, s.AttrFindingKind) != s.FindingZoneImbalance {
@@ -97,6 +99,13 @@ func (p *diagnosisProcessor) ingestRecord(res pcommon.Map, lr plog.LogRecord, no
 			ws.imbalanceAt = t
 			ws.zoneCounts = zoneCounts(ws.imbalance)
 		}
+	}
+}
+
+// changedAt records a change of the workload's replicas at t.
+func (ws *workloadState) changedAt(t pcommon.Timestamp) {
+	if t > ws.changed {
+		ws.changed = t
 	}
 }
 

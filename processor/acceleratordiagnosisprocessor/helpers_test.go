@@ -31,6 +31,7 @@ func at(d time.Duration) pcommon.Timestamp { return pcommon.NewTimestampFromTime
 func testConfig() *Config {
 	cfg := createDefaultConfig().(*Config)
 	cfg.Baselines.MinSamples = 4
+	cfg.Baselines.Warmup = 2 * time.Minute // two of the seven steady windows
 	cfg.MinRequests = 10
 	return cfg
 }
@@ -80,6 +81,7 @@ func (h *harness) sendLogs(ld plog.Logs) {
 // regressionFinding is a latency_regression record as the tests read it.
 type regressionFinding struct {
 	cause, evidence, action, also string
+	body, nodes                   string
 	res                           map[string]any
 }
 
@@ -97,7 +99,8 @@ func (h *harness) findings() []regressionFinding {
 						continue
 					}
 					out = append(out, regressionFinding{str(a, s.AttrFindingCause), str(a, s.AttrFindingEvidence),
-						str(a, s.AttrFindingAction), str(a, s.AttrFindingAlso), rl.Resource().Attributes().AsRaw()})
+						str(a, s.AttrFindingAction), str(a, s.AttrFindingAlso), lrs.At(k).Body().AsString(),
+						str(a, s.AttrFindingNodes), rl.Resource().Attributes().AsRaw()})
 				}
 			}
 		}
@@ -137,6 +140,7 @@ var (
 // counters, and the gauges of its last scrape.
 type server struct {
 	pod, namespace, workload, model string
+	node                            string // k8s.node.name, "" for none
 	start                           pcommon.Timestamp
 	ttft, itl                       []uint64
 	preemptions                     float64
@@ -153,6 +157,11 @@ func newServer(pod string) *server {
 		ttftValue: 0.15, itlValue: 0.015, requests: 20, kv: 0.6, running: 40}
 }
 
+func onNode(sv *server, node string) *server {
+	sv.node = node
+	return sv
+}
+
 func bucketOf(bounds []float64, v float64) int {
 	return sort.SearchFloat64s(bounds, v)
 }
@@ -166,6 +175,9 @@ func (sv *server) scrape(md pmetric.Metrics, t pcommon.Timestamp) {
 	r := rm.Resource().Attributes()
 	r.PutStr(s.AttrK8sPodUID, sv.pod)
 	r.PutStr(s.AttrK8sPodName, sv.pod)
+	if sv.node != "" {
+		r.PutStr(s.AttrK8sNodeName, sv.node)
+	}
 	r.PutStr(s.AttrK8sNamespaceName, sv.namespace)
 	r.PutStr(s.AttrWorkloadName, sv.workload)
 	r.PutStr(s.AttrGenAIProviderName, "vllm")
@@ -286,7 +298,7 @@ func (f *fleet) batch(t pcommon.Timestamp) pmetric.Metrics {
 // steady load.
 func twoReplicas() *fleet {
 	return &fleet{
-		servers: []*server{newServer("pod-a"), newServer("pod-b")},
+		servers: []*server{onNode(newServer("pod-a"), "node-a"), onNode(newServer("pod-b"), "node-b")},
 		gpus: []*gpu{
 			{id: "GPU-A", pod: "pod-a", sm: 0.55, tensor: 0.4},
 			{id: "GPU-B", pod: "pod-b", sm: 0.5, tensor: 0.35},

@@ -104,7 +104,7 @@ func (p *diagnosisProcessor) endpointOf(res pcommon.Map, now time.Time) *endpoin
 	e := p.endpoints[mk]
 	if e == nil {
 		e = &endpoint{key: key, workload: workload, model: model, res: pcommon.NewMap(), idx: -1,
-			pods: map[string]int64{}, lastFinding: map[string]pcommon.Timestamp{}, regressions: map[string]int64{}}
+			pods: map[string]podSeen{}, lastFinding: map[string]pcommon.Timestamp{}, regressions: map[string]int64{}}
 		for _, a := range endpointResource {
 			if v, ok := res.Get(a); ok {
 				v.CopyTo(e.res.PutEmpty(a))
@@ -190,7 +190,7 @@ func (p *diagnosisProcessor) ingestEndpoint(res pcommon.Map, rm pmetric.Resource
 		}
 	}
 	if pod != "" && e.idx >= 0 {
-		e.pods[pod] = e.idx
+		e.pods[pod] = podSeen{idx: e.idx, node: str(res, s.AttrK8sNodeName)}
 	}
 }
 

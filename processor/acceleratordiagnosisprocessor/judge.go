@@ -3,6 +3,7 @@ package acceleratordiagnosisprocessor
 import (
 	"context"
 	"math"
+	"sort"
 	"strings"
 	"time"
 
@@ -30,6 +31,8 @@ type finding struct {
 	t   pcommon.Timestamp
 	d   latencydiagnosis.Diagnosis
 	sig latencydiagnosis.Signals
+	// nodes are the nodes of the pods that served the window, sorted.
+	nodes []string
 }
 
 func (p *diagnosisProcessor) judgeAll(js []judgement, now time.Time) []finding {
@@ -42,9 +45,20 @@ func (p *diagnosisProcessor) judgeAll(js []judgement, now time.Time) []finding {
 	return out
 }
 
-// judge compares a closed window with the endpoint's baseline. A window
-// within it is folded into the baseline; a regressed one is not (the
-// baseline stays the endpoint's normal) and is diagnosed.
+// Why a window is not learned from (or not judged).
+const (
+	windowSteady   = ""
+	windowQuiet    = "too few requests"
+	windowWarmup   = "warm-up"
+	windowTraffic  = "traffic change"
+	windowSettling = "replicas changed"
+)
+
+// judge compares a closed window with the endpoint's baseline. Only a
+// window of steady traffic counts (steadiness): a window within the
+// baseline is folded into it unless the replicas are settling; a regressed
+// one is not (the baseline stays the endpoint's normal) and, once Sustain
+// windows in a row regressed, is diagnosed.
 func (p *diagnosisProcessor) judge(j *judgement, now time.Time) (finding, bool) {
 	e, w := j.ep, &j.w
 	var sig latencydiagnosis.Signals
@@ -55,31 +69,44 @@ func (p *diagnosisProcessor) judge(j *judgement, now time.Time) (finding, bool) 
 	if w.itl.total >= minReq {
 		sig.ITL, sig.HasITL = w.itl.quantile(0.95), true
 	}
-	if !sig.HasTTFT && !sig.HasITL {
+	end := pcommon.Timestamp((j.idx + 1) * int64(p.cfg.Window))
+	why := p.steadiness(j, end)
+	if why == windowQuiet || why == windowWarmup || why == windowTraffic {
+		e.streak = 0
+		if why != windowQuiet {
+			p.logger.Debug("window neither judged nor learned from", zap.String("endpoint", e.key),
+				zap.String("model", e.model), zap.Int64("window", j.idx), zap.String("why", why))
+		}
 		return finding{}, false
 	}
-	end := pcommon.Timestamp((j.idx + 1) * int64(p.cfg.Window))
 	kTTFT := baseline.Key{Workload: e.key, Model: e.model, Signal: signalTTFT}
 	kITL := baseline.Key{Workload: e.key, Model: e.model, Signal: signalITL}
 	var b latencydiagnosis.Baseline
 	samples := math.MaxInt
 	if sig.HasTTFT {
 		v, n, _ := p.baselines.Get(kTTFT)
-		b.TTFT, samples = v, min(samples, n)
+		b.TTFT, b.TTFTSpread, b.TTFTBucketTop, samples = v, p.baselines.Spread(kTTFT), w.ttft.bucketTop(v), min(samples, n)
 	}
 	if sig.HasITL {
 		v, n, _ := p.baselines.Get(kITL)
-		b.ITL, samples = v, min(samples, n)
+		b.ITL, b.ITLSpread, b.ITLBucketTop, samples = v, p.baselines.Spread(kITL), w.itl.bucketTop(v), min(samples, n)
 	}
 	b.Samples = samples
 
 	if _, regressed := latencydiagnosis.Regressed(&sig, b, p.thresholds); !regressed {
+		e.streak = 0
+		if why == windowSettling {
+			return finding{}, false
+		}
 		if sig.HasTTFT {
 			p.baselines.Update(kTTFT, sig.TTFT, p.cfg.Window, now)
 		}
 		if sig.HasITL {
 			p.baselines.Update(kITL, sig.ITL, p.cfg.Window, now)
 		}
+		return finding{}, false
+	}
+	if e.streak++; e.streak < p.cfg.Rules.Sustain {
 		return finding{}, false
 	}
 
@@ -93,7 +120,73 @@ func (p *diagnosisProcessor) judge(j *judgement, now time.Time) (finding, bool) 
 	}
 	e.lastFinding[d.Cause] = end
 	e.regressions[d.Cause]++
-	return finding{ep: e, t: end, d: d, sig: sig}, true
+	return finding{ep: e, t: end, d: d, sig: sig, nodes: e.nodesOf(j.idx)}, true
+}
+
+// steadiness says why a closed window is not steady traffic, "" when it
+// is: too few requests to tell; within the endpoint's warm-up (a server
+// starting, a new endpoint, this collector starting: partial windows, cold
+// caches, traffic ramping up); a request rate outside traffic_band of the
+// endpoint's typical rate (a burst or a lull: latency at another load is
+// not comparable); or within settle of a change of its replicas (judged,
+// not learned from). It records the window's rate and replica count.
+func (p *diagnosisProcessor) steadiness(j *judgement, end pcommon.Timestamp) string {
+	e, cfg := j.ep, &p.cfg.Baselines
+	if j.w.ttft.total < float64(p.cfg.MinRequests) {
+		return windowQuiet
+	}
+	rate := j.w.ttft.total / p.cfg.Window.Seconds()
+	e.rates = append(e.rates, rate)
+	if len(e.rates) > cfg.TrafficWindows {
+		e.rates = e.rates[len(e.rates)-cfg.TrafficWindows:]
+	}
+	replicas := 0
+	for _, seen := range e.pods {
+		if seen.idx >= j.idx {
+			replicas++
+		}
+	}
+	if e.replicas != 0 && replicas != e.replicas {
+		e.settleUntil = max(e.settleUntil, end+pcommon.Timestamp(cfg.Settle))
+	}
+	e.replicas = replicas
+	start := end - pcommon.Timestamp(p.cfg.Window)
+	if start < e.started+pcommon.Timestamp(cfg.Warmup) {
+		return windowWarmup
+	}
+	if typical := median(e.rates); len(e.rates) >= 3 && (rate > typical*cfg.TrafficBand || rate < typical/cfg.TrafficBand) {
+		return windowTraffic
+	}
+	if end <= e.settleUntil {
+		return windowSettling
+	}
+	if ws := p.workloads[e.workload]; ws != nil && e.workload != "" && ws.changed != 0 && within(ws.changed, end, cfg.Settle+p.cfg.Window) {
+		return windowSettling
+	}
+	return windowSteady
+}
+
+// nodesOf are the nodes of the endpoint's pods that served window idx or
+// the one before it, sorted.
+func (e *endpoint) nodesOf(idx int64) []string {
+	set := map[string]struct{}{}
+	for _, seen := range e.pods {
+		if seen.idx >= idx-1 && seen.node != "" {
+			set[seen.node] = struct{}{}
+		}
+	}
+	out := make([]string, 0, len(set))
+	for n := range set {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	return s[len(s)/2]
 }
 
 // gather fills the signals the rules read from what the endpoint's servers,
@@ -112,8 +205,8 @@ func (p *diagnosisProcessor) gather(j *judgement, sig *latencydiagnosis.Signals,
 	}
 
 	physical := map[string]struct{}{}
-	for pod, last := range e.pods {
-		if last < j.idx-1 {
+	for pod, seen := range e.pods {
+		if seen.idx < j.idx-1 {
 			continue // gone
 		}
 		sig.Replicas++
@@ -229,13 +322,19 @@ func (p *diagnosisProcessor) deviceSignals(id string, idx int64, end pcommon.Tim
 
 // appendFindings writes findings as log records in the shape of every
 // other finding (event.name accelerator.finding, kind, evidence, action),
-// one resource per finding carrying the endpoint's attributes.
+// one resource per finding carrying the endpoint's attributes and where it
+// runs: k8s.node.name when its pods are on one node, else
+// accelerator.finding.nodes.
 func (p *diagnosisProcessor) appendFindings(ld plog.Logs, fs []finding, now time.Time) {
 	observed := pcommon.NewTimestampFromTime(now)
 	for i := range fs {
 		f := &fs[i]
 		rl := ld.ResourceLogs().AppendEmpty()
-		f.ep.res.CopyTo(rl.Resource().Attributes())
+		res := rl.Resource().Attributes()
+		f.ep.res.CopyTo(res)
+		if len(f.nodes) == 1 {
+			res.PutStr(s.AttrK8sNodeName, f.nodes[0])
+		}
 		sl := rl.ScopeLogs().AppendEmpty()
 		sl.Scope().SetName(metadata.ScopeName)
 		sl.Scope().SetVersion(p.version)
@@ -245,11 +344,7 @@ func (p *diagnosisProcessor) appendFindings(ld plog.Logs, fs []finding, now time
 		lr.SetSeverityNumber(plog.SeverityNumberWarn)
 		lr.SetSeverityText("WARN")
 		lr.SetEventName(s.EventFinding)
-		name := f.ep.key
-		if f.ep.model != "" {
-			name += " (" + f.ep.model + ")"
-		}
-		lr.Body().SetStr(s.FindingLatencyRegression + " of " + name + ": " + f.d.Cause + "; " + f.d.Action)
+		lr.Body().SetStr(findingBody(f))
 		a := lr.Attributes()
 		a.PutStr(s.AttrEventName, s.EventFinding)
 		a.PutStr(s.AttrFindingKind, s.FindingLatencyRegression)
@@ -259,7 +354,25 @@ func (p *diagnosisProcessor) appendFindings(ld plog.Logs, fs []finding, now time
 		if len(f.d.Also) > 0 {
 			a.PutStr(s.AttrFindingAlso, strings.Join(f.d.Also, ","))
 		}
+		if len(f.nodes) > 1 {
+			a.PutStr(s.AttrFindingNodes, strings.Join(f.nodes, ","))
+		}
 	}
+}
+
+// findingBody is the finding in one sentence: the endpoint (and its model),
+// where it runs when known, the cause and the action.
+func findingBody(f *finding) string {
+	var b strings.Builder
+	b.WriteString(s.FindingLatencyRegression + " of " + f.ep.key)
+	if f.ep.model != "" {
+		b.WriteString(" (" + f.ep.model + ")")
+	}
+	if where := s.NodesPhrase(f.nodes); where != "" {
+		b.WriteString(" on " + where)
+	}
+	b.WriteString(": " + f.d.Cause + "; " + f.d.Action)
+	return b.String()
 }
 
 // deliver sends findings to every logs pipeline this processor is in.

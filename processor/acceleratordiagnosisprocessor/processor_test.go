@@ -173,7 +173,7 @@ func withPod(res map[string]any, pod string) map[string]any {
 // whose other replica another pod uses lightly (until a test makes it busy).
 // An XID on GPU-S would count once, for the physical device.
 func sharedGPU() *fleet {
-	sv := newServer("pod-a")
+	sv := onNode(newServer("pod-a"), "node-a")
 	return &fleet{
 		servers: []*server{sv},
 		gpus: []*gpu{
@@ -210,7 +210,7 @@ func TestNoCauseWithoutEvidence(t *testing.T) {
 	defer h.shutdown()
 	f := twoReplicas()
 	drive(h, f, 0, steadyScrapes, nil)
-	drive(h, f, steadyScrapes, steadyScrapes+8, func(int) { regress(f) })
+	drive(h, f, steadyScrapes, steadyScrapes+12, func(int) { regress(f) })
 	fs := h.findings()
 	require.Len(t, fs, 1)
 	assert.Equal(t, s.CauseUndetermined, fs[0].cause)
@@ -254,7 +254,7 @@ func TestStrongestCauseWithOthersListed(t *testing.T) {
 	ld := plog.NewLogs()
 	record(ld, at(steadyScrapes*step), s.EventECCUncorrected, map[string]any{s.AttrHWID: "GPU-B"}, nil)
 	h.sendLogs(ld)
-	drive(h, f, steadyScrapes, steadyScrapes+8, func(int) {
+	drive(h, f, steadyScrapes, steadyScrapes+12, func(int) {
 		regress(f)
 		for _, sv := range f.servers {
 			sv.kv, sv.preemptPerScrape = 0.95, 2

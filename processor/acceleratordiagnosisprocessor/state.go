@@ -18,14 +18,29 @@ type endpoint struct {
 	// idx is the window being filled (data time / window).
 	idx int64
 	cur window
-	// pods are the endpoint's pods (k8s.pod.uid) and the window they were
-	// last seen in.
-	pods map[string]int64
+	// pods are the endpoint's pods (k8s.pod.uid): the window each was last
+	// seen in and its node.
+	pods map[string]podSeen
+	// replicas is how many pods served the last judged window; a change
+	// starts a settling period (settleUntil) whose windows are not learned.
+	replicas    int
+	settleUntil pcommon.Timestamp
+	// rates are the request rates of the endpoint's last windows, oldest
+	// first, whose median is its typical traffic.
+	rates []float64
+	// streak is how many judged windows in a row regressed.
+	streak int
 	// lastFinding is when each cause was last raised, for the cooldown.
 	lastFinding map[string]pcommon.Timestamp
 	regressions map[string]int64
 	started     pcommon.Timestamp
 	seen        time.Time
+}
+
+// podSeen is when and where an endpoint's pod was last seen.
+type podSeen struct {
+	idx  int64
+	node string // k8s.node.name, "" outside Kubernetes
 }
 
 // window is what an endpoint's servers showed in one window.
@@ -103,6 +118,18 @@ func (h *histogram) quantile(q float64) float64 {
 		return math.NaN()
 	}
 	return h.bounds[len(h.bounds)-1]
+}
+
+// bucketTop is the upper bound of the bucket v falls in: a quantile
+// interpolated inside that bucket cannot be told from v. 0 when unknown
+// (no bounds, or v in the unbounded last bucket).
+func (h *histogram) bucketTop(v float64) float64 {
+	for _, b := range h.bounds {
+		if v <= b {
+			return b
+		}
+	}
+	return 0
 }
 
 // cumulative is the last point of a cumulative series.
@@ -185,7 +212,10 @@ type workloadState struct {
 	imbalanceAt pcommon.Timestamp
 	zoneCounts  map[string]int64
 	zonesNow    map[string]int64
-	seen        time.Time
+	// changed is the last cold start or scaling event (any direction or
+	// outcome): the endpoint's windows settle after it.
+	changed pcommon.Timestamp
+	seen    time.Time
 }
 
 type scaleUp struct {

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/otelcol-accel/otelcol-accel/internal/accelschema"
+	"github.com/otelcol-accel/otelcol-accel/internal/findingtext"
 )
 
 func zoneNode(name, zone string, gpus int64) *corev1.Node {
@@ -63,6 +64,9 @@ func TestZoneImbalanceFinding(t *testing.T) {
 	assert.Equal(t, accelschema.FindingZoneImbalance, a[accelschema.AttrFindingKind])
 	assert.Equal(t, "replicas_us-east-1a=3 replicas_us-east-1b=0 replicas_us-east-1c=1", a[accelschema.AttrFindingEvidence])
 	assert.Contains(t, a[accelschema.AttrFindingAction], "topologySpreadConstraint")
+	for field, text := range map[string]string{"body": lr.Body().Str(), "evidence": a[accelschema.AttrFindingEvidence].(string), "action": a[accelschema.AttrFindingAction].(string)} {
+		assert.Empty(t, findingtext.EmptyFields(text), "%s %q", field, text)
+	}
 
 	// The same state again raises nothing; once balanced (2/1/1) nothing either.
 	h.flushed(func(*state) bool { return true })
