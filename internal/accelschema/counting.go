@@ -29,6 +29,19 @@ const (
 	// own share. The shares of one device add up to at most 1, so a sum
 	// over all resources pays for each device once.
 	CountedPerShare Counting = "share"
+	// CountedPerHolding metrics (the allocation series) are carried once per
+	// holding of a device, by the resource that stands for it: a device or
+	// partition held whole (in place), each consumer copy of a shared device,
+	// and what nobody or only a placeholder holds (an unallocated or
+	// reserved device or partition, a shared device's own resource when its
+	// consumers leave something). A device whose partitions are reported (a
+	// MIG-enabled GPU, a Neuron device beside its NeuronCores) carries none:
+	// its partitions do. The value is the resource's
+	// accelerator.partition.share, so the values of one physical device add
+	// up to at most 1 and a sum grouped by holder says who holds what. It
+	// names who holds a share, never moves a reading: the device's readings
+	// stay on the device.
+	CountedPerHolding Counting = "holding"
 	// CountedPerServer metrics describe an inference server (a pod or an
 	// endpoint), on a resource without hw.id.
 	CountedPerServer Counting = "server"
@@ -49,6 +62,7 @@ var Countings = []struct {
 	{CountedPerDevice, "once per physical device, on the device's own resource (no `hw.parent`); never on a MIG instance, NeuronCore or consumer copy"},
 	{CountedPerPartition, "on the resource that was measured: the whole device, or each MIG instance / NeuronCore, or a consumer copy where the source measured that consumer; a parent never repeats what its partitions report"},
 	{CountedPerShare, "on every resource, for its `accelerator.partition.share` of the device (a parent for what its partitions leave); the shares of one device add up to at most 1"},
+	{CountedPerHolding, "once per holding, on the resource that stands for it: a device or partition held whole, each consumer copy of a shared device, and what nobody or only a placeholder holds (`accelerator.allocation.state`); not on a device whose partitions are reported (they carry it); the value is the resource's `accelerator.partition.share`, so the values of one device add up to at most 1"},
 	{CountedPerServer, "on an inference server's resource (a pod or endpoint; no `hw.id`)"},
 	{CountedPerNode, "on a node-wide daemon's resource (no `hw.id`)"},
 	{CountedPerWorkload, "on a workload's or the cluster's resource, from the Kubernetes API (no `hw.id`)"},

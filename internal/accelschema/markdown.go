@@ -24,6 +24,7 @@ func Markdown() []byte {
 		emitters []string
 	}{
 		{"Device metrics", []string{EmitterDCGM, EmitterNeuron}},
+		{"Allocation metrics", []string{EmitterAttributes}},
 		{"Inference metrics", []string{EmitterInference}},
 		{"Cost metrics", []string{EmitterCost}},
 		{"Workload reliability metrics (Kubernetes)", []string{EmitterK8s}},
@@ -108,6 +109,27 @@ func writeCounting(b *bytes.Buffer) {
 		fmt.Fprintf(b, "| %s | %s |\n", codeList(s.Metrics), s.Source)
 	}
 	b.WriteString("\n")
+	writeHolders(b)
+}
+
+// writeHolders states how the allocation series answers "who holds what"
+// without moving a reading off its device.
+func writeHolders(b *bytes.Buffer) {
+	b.WriteString("### Who holds what\n\n")
+	b.WriteString("`accelerator_attributes` emits `" + MetricAllocationShare + "` (counted per **" + string(CountedPerHolding) + "**) on every resource\n")
+	b.WriteString("that stands for one holding: a device or partition one holder has whole, each consumer copy of a shared device\n")
+	b.WriteString("(time slicing, MPS, a shared DRA claim), and whatever nobody or only a placeholder holds, with\n")
+	b.WriteString("`" + AttrAllocationState + "` saying which. The value is the resource's `" + AttrPartitionShare + "`; the holder is\n")
+	b.WriteString("in the resource (`k8s.*`, `" + AttrTeam + "`, `accelerator.workload.*`). A device whose partitions are reported\n")
+	b.WriteString("(a MIG-enabled GPU, a Neuron device beside its NeuronCores) carries none: its partitions do. So, whatever else\n")
+	b.WriteString("is in the pipeline:\n\n")
+	b.WriteString("* `sum by (k8s_pod_name) (accelerator_allocation_share_ratio)` is the devices each pod holds (a pod with two\n")
+	b.WriteString("  time-sliced replicas of one GPU out of four: 0.5);\n")
+	b.WriteString("* `sum by (accelerator_allocation_state) (…)` is the devices held, free and reserved, and a plain `sum` the\n")
+	b.WriteString("  devices attributed (the values of one physical device add up to at most 1).\n\n")
+	b.WriteString("It adds a series, never a reading: a consumer copy carries its share and only what was measured for that\n")
+	b.WriteString("consumer, and power, temperatures and the device's other readings stay on the device's own resource, counted\n")
+	b.WriteString("once.\n\n")
 }
 
 func anyIn(have, want []string) bool {

@@ -79,12 +79,18 @@ const (
 	MetricFindings = "accelerator.findings"
 )
 
+// Metric names: allocation.
+const (
+	MetricAllocationShare = "accelerator.allocation.share"
+)
+
 // Emitter names the component family that produces a metric.
 const (
-	EmitterDCGM      = "dcgm"
-	EmitterNeuron    = "neuron"
-	EmitterInference = "inference"
-	EmitterCost      = "accelerator_cost"
+	EmitterDCGM       = "dcgm"
+	EmitterNeuron     = "neuron"
+	EmitterInference  = "inference"
+	EmitterCost       = "accelerator_cost"
+	EmitterAttributes = "accelerator_attributes"
 )
 
 // MetricDef documents one metric.
@@ -154,6 +160,8 @@ var Metrics = []MetricDef{
 	{MetricPrefixCacheHits, CountedPerServer, Counter, UnitTokens, "int", nil, []string{EmitterInference}, false, "Tokens found in the prefix cache."},
 	{MetricTokens, CountedPerServer, Counter, UnitTokens, "int", []string{AttrTokenType}, []string{EmitterInference}, false, "Tokens processed, by type."},
 	{MetricPreemptions, CountedPerServer, Counter, UnitPreemptions, "int", nil, []string{EmitterInference}, false, "Requests preempted (KV-cache pressure)."},
+
+	{MetricAllocationShare, CountedPerHolding, Gauge, UnitRatio, "double", nil, []string{EmitterAttributes}, false, "The part of the physical device this resource's holder holds (its `accelerator.partition.share`): one series per holding, naming the holder (`k8s.*`, `accelerator.team`, `accelerator.workload.*`) or, with `accelerator.allocation.state`, nobody or a placeholder. `sum by (k8s.pod.name)` is the devices each pod holds."},
 
 	{MetricPrice, CountedPerShare, Gauge, UnitUSDPerHour, "double", nil, []string{EmitterCost}, false, "Price of this device or partition per hour (device price × share)."},
 	{MetricCost, CountedPerShare, Counter, UnitUSD, "double", nil, []string{EmitterCost}, false, "Cost accrued: price × elapsed hours."},

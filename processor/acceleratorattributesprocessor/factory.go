@@ -69,7 +69,9 @@ var processorCapabilities = consumer.Capabilities{MutatesData: true}
 
 func shared(set processor.Settings, cfg component.Config) (*sharedcomponent.Component[*attributesProcessor], error) {
 	return processors.LoadOrStore(set.ID, func() (*attributesProcessor, error) {
-		return newAttributesProcessor(cfg.(*Config), set.TelemetrySettings), nil
+		p := newAttributesProcessor(cfg.(*Config), set.TelemetrySettings)
+		p.version = set.BuildInfo.Version
+		return p, nil
 	})
 }
 

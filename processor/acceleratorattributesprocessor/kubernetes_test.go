@@ -153,8 +153,8 @@ func TestKubernetesNodeGolden(t *testing.T) {
 	assert.Equal(t, "unallocated", resAttr(device, accelschema.AttrAllocationState))
 	assert.Equal(t, 0.5, resAttr(device, accelschema.AttrPartitionShare), "what the consumers leave")
 	assert.Equal(t, "p5.48xlarge", resAttr(device, accelschema.AttrHostType))
-	assert.Equal(t, []string{accelschema.MetricGPUUtilization, accelschema.MetricPower, accelschema.MetricProcessMemoryUsage, accelschema.MetricProcessUtilization},
-		metricNames(device))
+	assert.Equal(t, []string{accelschema.MetricGPUUtilization, accelschema.MetricPower, accelschema.MetricProcessMemoryUsage, accelschema.MetricProcessUtilization,
+		accelschema.MetricAllocationShare}, metricNames(device), "its readings, and the half nobody holds as a holding")
 	assert.Equal(t, []int64{1}, pids(device), "a host process stays on the device")
 	assert.Equal(t, "vllm-6d4f9-abcde", resAttr(vllm, accelschema.AttrK8sPodName))
 	assert.Equal(t, "vllm", resAttr(vllm, accelschema.AttrK8sDeploymentName))
@@ -163,8 +163,8 @@ func TestKubernetesNodeGolden(t *testing.T) {
 	assert.Equal(t, "time_slicing", resAttr(vllm, accelschema.AttrPartitionType))
 	assert.Equal(t, gpu1+"::0", resAttr(vllm, accelschema.AttrPartitionID))
 	assert.Equal(t, gpu1, resAttr(vllm, accelschema.AttrHWParent), "a copy's parent is its GPU")
-	assert.Equal(t, []string{accelschema.MetricProcessMemoryUsage, accelschema.MetricProcessUtilization}, metricNames(vllm),
-		"only what was measured for the pod")
+	assert.Equal(t, []string{accelschema.MetricProcessMemoryUsage, accelschema.MetricProcessUtilization, accelschema.MetricAllocationShare}, metricNames(vllm),
+		"only what was measured for the pod, and its holding")
 	assert.Equal(t, []int64{4242}, pids(vllm), "each pod gets its own processes")
 	assert.Equal(t, []int64{4343}, pids(embed))
 
@@ -189,7 +189,7 @@ func TestKubernetesNodeGolden(t *testing.T) {
 		assert.Equal(t, "etl-shared-gpu", resAttr(c, accelschema.AttrDRAClaimName))
 		assert.Equal(t, "etl", resAttr(c, accelschema.AttrK8sCronJobName))
 		assert.Equal(t, gpu4, resAttr(c, accelschema.AttrHWParent))
-		assert.Empty(t, metricNames(c), "no process of theirs was measured")
+		assert.Equal(t, []string{accelschema.MetricAllocationShare}, metricNames(c), "no process of theirs was measured: only their holding")
 	}
 
 	inference := byID[""][0]

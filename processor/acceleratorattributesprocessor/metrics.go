@@ -14,13 +14,16 @@ import (
 // processMetrics enriches device resources in place, or, for a shared
 // device, keeps the device's resource and adds one copy per consumer
 // (splitShared), and gives inference resources their pod's team and
-// workload. The work is per resource: data points are only touched on a
-// shared device, and only those measured per process or per pod.
+// workload. Every holding it attributes gets the allocation series
+// (putAllocation), so who holds what is visible without another processor.
+// The work is per resource: data points are only touched on a shared
+// device, and only those measured per process or per pod.
 func (p *attributesProcessor) processMetrics(_ context.Context, md pmetric.Metrics) (pmetric.Metrics, error) {
 	rms := md.ResourceMetrics()
 	p.learn(rms)
 	fitMIGShares(rms)
 	ix := p.idx.Load()
+	topo := p.topo.current()
 	// Copies are appended after the batch's own resources: only those are
 	// visited.
 	n := rms.Len()
@@ -57,6 +60,11 @@ func (p *attributesProcessor) processMetrics(_ context.Context, md pmetric.Metri
 		p.enrichDevice(ix, attrs, id, e, outcome)
 		if unplacedSeries {
 			unplaced.observe(ix, attrs)
+		}
+		if outcome != index.Derived && !hasPartitions(topo, id) {
+			if h, ok := holdingOf(attrs); ok {
+				p.putAllocation(rm, h, batchTime(rm))
+			}
 		}
 	}
 	unplaced.settle(ix)

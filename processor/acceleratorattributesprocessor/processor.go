@@ -39,6 +39,9 @@ type attributesProcessor struct {
 	logger *zap.Logger
 	rl     *componenthealth.Logger
 	tel    component.TelemetrySettings
+	// version is the collector's, for the scope of the series this
+	// processor adds (the allocation series).
+	version string
 
 	// registry holds the informers shared with the other components of the
 	// agent (tests use one of their own over client-go fakes).

@@ -17,6 +17,8 @@ import (
 type consumerCopy struct {
 	consumer *index.Consumer
 	rm       pmetric.ResourceMetrics
+	// share is the part of the physical device the consumer holds.
+	share float64
 	// scopes are the copy's scopes, by the index of the device's scope the
 	// points came from; made when the first point is moved.
 	scopes map[int]pmetric.ScopeMetrics

@@ -147,13 +147,15 @@ func TestNeuronThroughProcessor(t *testing.T) {
 			kv{accelschema.AttrPartitionID, string(rune('0' + core))}, kv{accelschema.AttrPartitionShare, 0.5})
 	}
 	md := pmetric.NewMetrics()
-	addDevice(md, neuron(0, -1))
+	// The devices carry what is counted per device; their cores, utilization.
+	addDeviceReadings(md, neuron(0, -1))
 	addDevice(md, neuron(0, 0))
 	addDevice(md, neuron(0, 1))
-	addDevice(md, neuron(1, -1))
+	addDeviceReadings(md, neuron(1, -1))
 	addDevice(md, neuron(1, 2))
 	addDevice(md, neuron(1, 3))
-	out := resourcesByID(h.process(md))
+	got := h.process(md)
+	out := resourcesByID(got)
 
 	// Device 0's two cores are both bert's: the device is bert's whole.
 	assert.Equal(t, "bert", resAttr(out["neuron_device_0"][0], accelschema.AttrK8sPodName))
@@ -164,6 +166,18 @@ func TestNeuronThroughProcessor(t *testing.T) {
 	assert.Equal(t, "llama", resAttr(out["neuron_device_1"][0], accelschema.AttrK8sPodName))
 	assert.Equal(t, "llama", resAttr(out["neuron_device_1/neuroncore_3"][0], accelschema.AttrK8sPodName))
 	assert.Equal(t, "neuroncore", resAttr(out["neuron_device_1/neuroncore_3"][0], accelschema.AttrPartitionType))
+
+	// The holdings are the cores, which the receiver reports: a device
+	// beside its cores carries no allocation series, or its holder would
+	// hold it twice.
+	for _, dev := range []string{"neuron_device_0", "neuron_device_1"} {
+		_, has := allocation(t, out[dev][0])
+		assert.False(t, has, dev)
+	}
+	v, ok := allocation(t, out["neuron_device_1/neuroncore_3"][0])
+	assert.True(t, ok)
+	assert.Equal(t, 0.5, v)
+	assert.Empty(t, countcheck.Violations(got))
 }
 
 func TestECSMPSWithPerProcessData(t *testing.T) {

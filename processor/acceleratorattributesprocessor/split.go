@@ -18,14 +18,17 @@ import (
 // the output counts the device once (accelschema.CountedPerDevice). It
 // names no holder and stands for the share no workload holds
 // (devicePart). Each consumer gets a copy with its identity, share and
-// partition, hw.parent naming the physical device, and only the points
-// measured for it (routeMeasured); the device's readings are never copied,
-// because nothing can split them by share. Copies are appended to rms, after
+// partition, hw.parent naming the physical device, its allocation series
+// (putAllocation: the copy exists, and names its holder, even when nothing
+// was measured for it) and only the points measured for it
+// (routeMeasured); the device's readings are never copied, because nothing
+// can split them by share. Copies are appended to rms, after
 // the resources the caller iterates over.
 func (p *attributesProcessor) splitShared(rms pmetric.ResourceMetricsSlice, dev pmetric.ResourceMetrics, e *index.Entry, ix *index.Index) {
 	attrs := dev.Resource().Attributes()
 	base := baseShare(attrs)
 	physical := physicalDevice(attrs)
+	t := batchTime(dev)
 	copies := make([]consumerCopy, 0, len(e.Copies))
 	for i := range e.Copies {
 		c := &e.Copies[i]
@@ -38,7 +41,7 @@ func (p *attributesProcessor) splitShared(rms pmetric.ResourceMetricsSlice, dev 
 		attrs.CopyTo(ca)
 		applyHolder(ca, c, base, ix.NodeAttrs)
 		ca.PutStr(accelschema.AttrHWParent, physical)
-		copies = append(copies, consumerCopy{consumer: c.Consumer, rm: rm})
+		copies = append(copies, consumerCopy{consumer: c.Consumer, rm: rm, share: base * c.Share})
 	}
 	left, state := devicePart(e)
 	clearHolder(attrs)
@@ -48,6 +51,12 @@ func (p *attributesProcessor) splitShared(rms pmetric.ResourceMetricsSlice, dev 
 	if len(copies) > 0 {
 		p.routeMeasured(dev, copies)
 	}
+	// Every copy exists with its holding, measured points or not; the
+	// device's own resource is a holding only for what the consumers leave.
+	for i := range copies {
+		p.putAllocation(copies[i].rm, holding{share: copies[i].share, holder: true}, t)
+	}
+	p.putAllocation(dev, holding{share: base * left}, t)
 }
 
 // heldForWorkload: the holding is a workload's, and gets a copy of its own.

@@ -79,9 +79,9 @@ func TestPerPodPointsGoToTheirPodsCopy(t *testing.T) {
 		accelschema.MetricPower:                        412.5,
 		accelschema.MetricGPUUtilization + "{a/ghost}": 0.2, // a pod the sources do not know: kept, and still named
 	}, points(device))
-	assert.Equal(t, map[string]float64{accelschema.MetricGPUUtilization: 0.4}, points(p1),
-		"the pod's own utilization, without the attribute its copy now says")
-	assert.Equal(t, map[string]float64{accelschema.MetricGPUMemoryUsage: 3 << 30}, points(p2))
+	assert.Equal(t, map[string]float64{accelschema.MetricGPUUtilization: 0.4, accelschema.MetricAllocationShare: 0.5}, points(p1),
+		"the pod's own utilization, without the attribute its copy now says, beside its holding")
+	assert.Equal(t, map[string]float64{accelschema.MetricGPUMemoryUsage: 3 << 30, accelschema.MetricAllocationShare: 0.5}, points(p2))
 	assert.Equal(t, "p1", resAttr(p1, accelschema.AttrK8sPodName))
 	assert.Empty(t, countcheck.Violations(got))
 }

@@ -2,7 +2,8 @@
 // internal/accelschema (accelschema.Counting): device-scoped series exist
 // once per physical device, on the device's own resource; a partition's or
 // consumer's series are never repeated by its parent; the shares of one
-// device add up to at most 1. Every component's tests and the end-to-end
+// device add up to at most 1, and so do its allocation series (one per
+// holding). Every component's tests and the end-to-end
 // tests use it, so the rule is checked where it is stated, once.
 package countcheck
 
@@ -64,6 +65,8 @@ type checker struct {
 	// shares per physical device and price time (a batch may hold several
 	// scrapes of one device).
 	shares map[shareKey]float64
+	// held: the allocation series' values per physical device and time.
+	held map[shareKey]float64
 }
 
 func newChecker() *checker {
@@ -74,6 +77,7 @@ func newChecker() *checker {
 
 		parentTotals: map[string]map[string]bool{},
 		shares:       map[shareKey]float64{},
+		held:         map[shareKey]float64{},
 	}
 }
 
@@ -85,7 +89,7 @@ func (c *checker) resource(rm pmetric.ResourceMetrics) {
 	isDevice := accelschema.IsDeviceResource(hwID, parent)
 	physical := physicalDevice(attrs, hwID, parent)
 	var pricedAt []pcommon.Timestamp
-	forEachPoint(rm, func(m pmetric.Metric, points pcommon.Map, at pcommon.Timestamp) {
+	forEachPoint(rm, func(m pmetric.Metric, points pcommon.Map, at pcommon.Timestamp, value float64) {
 		def, ok := accelschema.LookupMetric(m.Name())
 		if !ok {
 			return
@@ -121,6 +125,12 @@ func (c *checker) resource(rm pmetric.ResourceMetrics) {
 			if m.Name() == accelschema.MetricPrice {
 				pricedAt = append(pricedAt, at)
 			}
+		case accelschema.CountedPerHolding:
+			if hwID == "" {
+				c.addf("holding-scoped %s on a resource without hw.id (%s)", m.Name(), ident)
+				return
+			}
+			c.held[shareKey{physical, at}] += value
 		case accelschema.CountedPerServer, accelschema.CountedPerNode, accelschema.CountedPerWorkload:
 			if hwID != "" {
 				c.addf("%s-scoped %s on device resource %s", def.Counted, m.Name(), ident)
@@ -167,6 +177,15 @@ func (c *checker) finish() []string {
 	for dev, total := range worst {
 		if total > 1+shareSlack {
 			c.addf("shares of device %s add up to %.6f (> 1): it is paid for more than once", dev, total)
+		}
+	}
+	clear(worst)
+	for k, total := range c.held {
+		worst[k.device] = max(worst[k.device], total)
+	}
+	for dev, total := range worst {
+		if total > 1+shareSlack {
+			c.addf("allocation series of device %s add up to %.6f (> 1): a holding is counted more than once", dev, total)
 		}
 	}
 	sort.Strings(c.out)
@@ -242,7 +261,9 @@ func identity(attrs pcommon.Map) string {
 	return strings.Join(parts, " ")
 }
 
-type pointFunc func(m pmetric.Metric, attrs pcommon.Map, at pcommon.Timestamp)
+// pointFunc sees one point: its metric, attributes, time and, for a gauge
+// or sum, its value (0 for the other shapes).
+type pointFunc func(m pmetric.Metric, attrs pcommon.Map, at pcommon.Timestamp, value float64)
 
 func forEachPoint(rm pmetric.ResourceMetrics, fn pointFunc) {
 	sms := rm.ScopeMetrics()
@@ -258,17 +279,17 @@ func forEachPoint(rm pmetric.ResourceMetrics, fn pointFunc) {
 			case pmetric.MetricTypeHistogram:
 				dps := m.Histogram().DataPoints()
 				for k := 0; k < dps.Len(); k++ {
-					fn(m, dps.At(k).Attributes(), dps.At(k).Timestamp())
+					fn(m, dps.At(k).Attributes(), dps.At(k).Timestamp(), 0)
 				}
 			case pmetric.MetricTypeExponentialHistogram:
 				dps := m.ExponentialHistogram().DataPoints()
 				for k := 0; k < dps.Len(); k++ {
-					fn(m, dps.At(k).Attributes(), dps.At(k).Timestamp())
+					fn(m, dps.At(k).Attributes(), dps.At(k).Timestamp(), 0)
 				}
 			case pmetric.MetricTypeSummary:
 				dps := m.Summary().DataPoints()
 				for k := 0; k < dps.Len(); k++ {
-					fn(m, dps.At(k).Attributes(), dps.At(k).Timestamp())
+					fn(m, dps.At(k).Attributes(), dps.At(k).Timestamp(), 0)
 				}
 			}
 		}
@@ -277,7 +298,12 @@ func forEachPoint(rm pmetric.ResourceMetrics, fn pointFunc) {
 
 func numberPoints(m pmetric.Metric, dps pmetric.NumberDataPointSlice, fn pointFunc) {
 	for k := 0; k < dps.Len(); k++ {
-		fn(m, dps.At(k).Attributes(), dps.At(k).Timestamp())
+		dp := dps.At(k)
+		v := dp.DoubleValue()
+		if dp.ValueType() == pmetric.NumberDataPointValueTypeInt {
+			v = float64(dp.IntValue())
+		}
+		fn(m, dp.Attributes(), dp.Timestamp(), v)
 	}
 }
 

@@ -150,3 +150,23 @@ func TestEncoderUtilizationOnTheDeviceBesideThePodsOwn(t *testing.T) {
 		t.Errorf("the encoder on the device and again on a copy: want the total-beside-copy violation, got:\n%s", got)
 	}
 }
+
+// The allocation series is one per holding: a time-sliced GPU's two copies at
+// 0.5 each are the whole device; the device's own resource beside them at 1
+// (a MIG-enabled GPU's or a Neuron device's own series beside its
+// partitions') holds it twice.
+func TestAllocationSeriesAddUpToOneDevice(t *testing.T) {
+	share := accelschema.MetricAllocationShare
+	held := build(device(nil), copyOf("0", 0.5, map[string]float64{share: 0.5}), copyOf("1", 0.5, map[string]float64{share: 0.5}))
+	if v := Violations(held); len(v) != 0 {
+		t.Fatalf("two holders at 0.5: %v", v)
+	}
+	twice := build(device(map[string]float64{share: 1}), copyOf("0", 0.5, map[string]float64{share: 0.5}), copyOf("1", 0.5, map[string]float64{share: 0.5}))
+	if got := strings.Join(Violations(twice), "\n"); !strings.Contains(got, "allocation series of device "+gpu+" add up to 2.000000") {
+		t.Errorf("the device at 1 beside its holders: want the allocation violation, got:\n%s", got)
+	}
+	noDevice := build(res{map[string]any{accelschema.AttrK8sPodName: "p"}, map[string]float64{share: 1}})
+	if got := strings.Join(Violations(noDevice), "\n"); !strings.Contains(got, "holding-scoped "+share+" on a resource without hw.id") {
+		t.Errorf("on a resource without hw.id: want the holding-scoped violation, got:\n%s", got)
+	}
+}
