@@ -2,6 +2,8 @@ package fleet
 
 import (
 	"time"
+
+	"github.com/otelcol-accel/otelcol-accel/internal/xid"
 )
 
 // failure is what the console says about a device that is not ok: its
@@ -16,16 +18,18 @@ type failure struct {
 // de-duplication window while hw.status and hw.errors go out at once, so
 // the counters say why first: their cause (from internal/xid, the action
 // the event will carry) stands until an event about this failure or a
-// later one, one newer than the report before the count grew, brings its
-// own action, which wins (NVML's recovery action may override the
-// catalogue's).
+// later one brings its own action, which wins (NVML's recovery action may
+// override the catalogue's). An event is about this failure when it names
+// the cause's XID, or is newer than the report before the count grew (a
+// kernel-log time may be older than that report; the XID says it all the
+// same).
 func failureOf(r *Resource, ev *Event) failure {
 	var f failure
 	if ev != nil {
 		f.mode, f.action, f.since = ev.FailureMode, ev.Action, ptr(ev.Time.UTC())
 	}
 	c := r.Cause
-	if c == nil || (ev != nil && ev.Action != nil && ev.Time.After(c.After)) {
+	if c == nil || (ev != nil && ev.Action != nil && (ev.Time.After(c.After) || sameXID(ev, c))) {
 		if f.action != nil {
 			f.brief = ActionBrief(*f.action)
 		}
@@ -37,4 +41,9 @@ func failureOf(r *Resource, ev *Event) failure {
 		f.since = ptr(c.At.UTC())
 	}
 	return f
+}
+
+// sameXID reports whether the event is about the XID that is the cause.
+func sameXID(ev *Event, c *xid.Cause) bool {
+	return c.Code != 0 && ev.XID != nil && *ev.XID == int64(c.Code)
 }

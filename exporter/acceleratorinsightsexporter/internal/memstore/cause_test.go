@@ -84,9 +84,9 @@ func TestFailedDeviceShowsItsXIDsActionBeforeTheHealthEvent(t *testing.T) {
 	require.Equal(t, want.FailureMode, *d.Device.FailureMode)
 	require.Equal(t, fleet.ActionBrief(want.Action), d.Device.ActionDescription)
 
-	// An older event (an earlier failure, before the report that showed
+	// An older event of another failure (before the report that showed
 	// XID 48 grow) does not hide the new cause.
-	old := event(t0.Add(-time.Hour), s.ActionMonitor)
+	old := event(t0.Add(-time.Hour), 13, s.ActionRestartApp)
 	dev, rel = actions(t, v.WithLogs(&fleet.Logs{Events: []fleet.Event{old}}))
 	require.Equal(t, want.Action, dev, "device page with only an older event")
 	require.Equal(t, want.Action, rel)
@@ -94,10 +94,15 @@ func TestFailedDeviceShowsItsXIDsActionBeforeTheHealthEvent(t *testing.T) {
 	// The event of this failure (stamped with the XID's time, between the
 	// two reports) brings its own action, which wins: here NVML's
 	// recovery action asked for a node reboot.
-	own := event(t0.Add(5*time.Second), s.ActionRebootNode)
+	own := event(t0.Add(5*time.Second), 48, s.ActionRebootNode)
 	dev, rel = actions(t, v.WithLogs(&fleet.Logs{Events: []fleet.Event{own, old}}))
 	require.Equal(t, s.ActionRebootNode, dev, "device page after the health event")
 	require.Equal(t, s.ActionRebootNode, rel, "reliability page after the health event")
+	// An event that names the XID wins even when its time (from the
+	// kernel log) is older than the report before the count grew.
+	early := event(t0.Add(-2*time.Second), 48, s.ActionResetGPU)
+	dev, _ = actions(t, v.WithLogs(&fleet.Logs{Events: []fleet.Event{early, old}}))
+	require.Equal(t, s.ActionResetGPU, dev, "device page after the XID's own event, stamped before the last report")
 
 	// Ok again: no cause; failed again with no count that grew since:
 	// nothing names an action until an event does.
@@ -109,7 +114,7 @@ func TestFailedDeviceShowsItsXIDsActionBeforeTheHealthEvent(t *testing.T) {
 	require.Nil(t, d.Device.Action, "a cause from a count that did not grow since the device was ok")
 }
 
-func event(at time.Time, action string) fleet.Event {
-	failed, code := s.HWStateFailed, int64(48)
+func event(at time.Time, code int64, action string) fleet.Event {
+	failed := s.HWStateFailed
 	return fleet.Event{Time: at, Name: s.EventXID, DeviceID: "GPU-1", Node: "n1", State: &failed, Action: &action, XID: &code}
 }
