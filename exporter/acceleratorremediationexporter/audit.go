@@ -9,6 +9,7 @@ import (
 
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorremediationexporter/internal/metadata"
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorremediationexporter/internal/plan"
+	"github.com/otelcol-accel/otelcol-accel/internal/accelschema"
 )
 
 // audit writes every plan change and every step's outcome as a structured
@@ -29,6 +30,9 @@ func planFields(p *plan.Plan) []zap.Field {
 	}
 	if p.Evidence.XID != 0 {
 		f = append(f, zap.Int("xid", p.Evidence.XID))
+	}
+	if r := p.Evidence.Attributes[accelschema.AttrHealthReporter]; r != "" {
+		f = append(f, zap.String("reported_by", r))
 	}
 	if p.Approval != nil {
 		f = append(f, zap.String("approved_by", p.Approval.By), zap.Time("approved_at", p.Approval.At), zap.String("approved_via", p.Approval.Via))

@@ -76,7 +76,10 @@ type logsExporter struct {
 
 func (logsExporter) Capabilities() consumer.Capabilities { return consumer.Capabilities{} }
 
-func (e logsExporter) ConsumeLogs(_ context.Context, ld plog.Logs) error {
+func (e logsExporter) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
+	if e.Unwrap().unchecked(ctx, "logs", ld.LogRecordCount()) {
+		return nil
+	}
 	e.Unwrap().intake(ld)
 	return nil
 }
@@ -87,7 +90,10 @@ type metricsExporter struct {
 
 func (metricsExporter) Capabilities() consumer.Capabilities { return consumer.Capabilities{} }
 
-func (e metricsExporter) ConsumeMetrics(_ context.Context, md pmetric.Metrics) error {
+func (e metricsExporter) ConsumeMetrics(ctx context.Context, md pmetric.Metrics) error {
+	if e.Unwrap().unchecked(ctx, "metrics", md.DataPointCount()) {
+		return nil
+	}
 	e.Unwrap().evidence.addMetrics(md)
 	return nil
 }

@@ -64,7 +64,8 @@ func TestAgentBinaryHasExactlyItsManifestsComponents(t *testing.T) {
 		"receivers":  {"accelerator_gpu_reset", "dcgm", "inference", "neuron", "otlp"},
 		"processors": {"accelerator_attributes", "accelerator_cost", "batch", "memory_limiter"},
 		"exporters":  {"debug", "otlp_grpc", "otlp_http", "prometheus"},
-		"extensions": {"file_storage", "healthcheckv2", "pprof", "zpages"},
+		// k8s_token_auth: the agent's service account token to the gateway.
+		"extensions": {"file_storage", "healthcheckv2", "k8s_token_auth", "pprof", "zpages"},
 		"providers":  {"env", "file", "http", "https", "yaml"},
 		"connectors": nil,
 	}

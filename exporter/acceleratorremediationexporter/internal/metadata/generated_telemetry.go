@@ -29,6 +29,7 @@ type TelemetryBuilder struct {
 	ExporterRemediationActions     metric.Int64Counter
 	ExporterRemediationEscalations metric.Int64Counter
 	ExporterRemediationPlans       metric.Int64Gauge
+	ExporterRemediationUnchecked   metric.Int64Counter
 }
 
 // TelemetryBuilderOption applies changes to default builder.
@@ -76,6 +77,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 		"otelcol_exporter_remediation_plans",
 		metric.WithDescription("Remediation plans this replica keeps, by state (finished plans are kept for the retention period). A growing awaiting_approval count means plans wait for an operator; waiting means the guard rails hold them. [Development]"),
 		metric.WithUnit("{plan}"),
+	)
+	errs = errors.Join(errs, err)
+	builder.ExporterRemediationUnchecked, err = builder.meter.Int64Counter(
+		"otelcol_exporter_remediation_unchecked",
+		metric.WithDescription("Log records and data points dropped because they did not come through the accelerator_sender processor (the check that their sender is the node's own agent), by signal. Nothing of them is acted on. [Development]"),
+		metric.WithUnit("{item}"),
 	)
 	errs = errors.Join(errs, err)
 	return &builder, errs

@@ -66,3 +66,19 @@ func AssertEqualExporterRemediationPlans(t *testing.T, tt *componenttest.Telemet
 	require.NoError(t, err)
 	metricdatatest.AssertEqual(t, want, got, opts...)
 }
+
+func AssertEqualExporterRemediationUnchecked(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_exporter_remediation_unchecked",
+		Description: "Log records and data points dropped because they did not come through the accelerator_sender processor (the check that their sender is the node's own agent), by signal. Nothing of them is acted on. [Development]",
+		Unit:        "{item}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_exporter_remediation_unchecked")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}

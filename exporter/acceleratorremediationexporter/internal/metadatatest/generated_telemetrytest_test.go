@@ -22,6 +22,7 @@ func TestSetupTelemetry(t *testing.T) {
 	tb.ExporterRemediationActions.Add(context.Background(), 1)
 	tb.ExporterRemediationEscalations.Add(context.Background(), 1)
 	tb.ExporterRemediationPlans.Record(context.Background(), 1)
+	tb.ExporterRemediationUnchecked.Add(context.Background(), 1)
 	AssertEqualExporterRemediationActions(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
@@ -29,6 +30,9 @@ func TestSetupTelemetry(t *testing.T) {
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 	AssertEqualExporterRemediationPlans(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
+	AssertEqualExporterRemediationUnchecked(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
 
