@@ -130,7 +130,10 @@ const (
 	EventNeuronHWError  = "accelerator.health.neuron_hw_error"
 	EventPCIeAER        = "accelerator.health.pcie_aer"
 	EventNVSwitchError  = "accelerator.health.nvswitch_error"
-	EventFinding        = "accelerator.finding"
+	// EventKernelLogUnknown is a kernel log message with a driver's marker
+	// in a form not known yet (internal/kernellog: never dropped).
+	EventKernelLogUnknown = "accelerator.health.kernel_log_unknown"
+	EventFinding          = "accelerator.finding"
 	// EventGPUReset is a node agent's report on a GPU reset the
 	// remediator asked for (accelerator_gpu_reset receiver).
 	EventGPUReset = "accelerator.remediation.gpu_reset"

@@ -155,6 +155,7 @@ const (
 	FailureModePower        = "power"
 	FailureModeThermal      = "thermal"
 	FailureModeService      = "service"
+	FailureModeUnknown      = "unknown"
 
 	ActionNone           = "none"
 	ActionMonitor        = "monitor"
@@ -166,6 +167,7 @@ const (
 	ActionCheckHardware  = "check_hardware"
 	ActionRestartService = "restart_service"
 	ActionContactSupport = "contact_support"
+	ActionInvestigate    = "investigate"
 )
 
 var (
@@ -279,6 +281,7 @@ var (
 		{FailureModePower, "power delivery"},
 		{FailureModeThermal, "thermal"},
 		{FailureModeService, "a node service (MPS control daemon) is down"},
+		{FailureModeUnknown, "a driver or PCIe message of a form not known yet; its raw lines are the evidence"},
 	}}
 	EnumAction = Enum{"accelerator.health.action", []EnumValue{
 		{ActionNone, "nothing to do"},
@@ -291,6 +294,7 @@ var (
 		{ActionCheckHardware, "check cabling, power and cooling"},
 		{ActionRestartService, "restart the node service"},
 		{ActionContactSupport, "collect a bug report and contact the vendor"},
+		{ActionInvestigate, "a person reads the raw message: nothing is acted on automatically"},
 	}}
 	EnumEventName = Enum{"event.name", []EnumValue{
 		{EventXID, "an XID was reported"},
@@ -299,8 +303,9 @@ var (
 		{EventDeviceLost, "a device is lost or has fallen off the bus"},
 		{EventMPSDaemonDown, "the MPS control daemon stopped answering"},
 		{EventNeuronHWError, "Neuron hardware error (ECC counters, or the driver's NEURON_HW_ERR kernel log line)"},
-		{EventPCIeAER, "a PCIe AER error on a GPU's link (kernel log)"},
+		{EventPCIeAER, "a PCIe AER error on an accelerator's link, or on the port above it (kernel log)"},
 		{EventNVSwitchError, "an NVSwitch SXid: an NVLink fabric error (kernel log)"},
+		{EventKernelLogUnknown, "a driver or PCIe message of a form not known yet, with its raw lines (kernel log)"},
 		{EventFinding, "a cost finding"},
 		{EventGPUReset, "a node agent's report on a GPU reset the remediator asked for"},
 	}}

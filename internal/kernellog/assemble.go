@@ -23,40 +23,82 @@ type Event struct {
 // handful after an XID; more is another event's or a flood.
 const maxDetailLines = 16
 
+// Skip reasons: why a line that carries a driver's marker made no event of
+// its own. Run hands each such line to Settings.Skipped.
+const (
+	// SkipInformational: the driver or the PCIe core reporting no fault
+	// (the module loading, a serial number, a link reset that followed an
+	// error already reported) with no event before it to belong to.
+	SkipInformational = "informational"
+)
+
 // assembler joins the lines of multi-line events: an XID, SXid or "fallen
 // off the bus" line and the NVRM lines after it, an AER error and the AER
-// lines of the same device after it. An event is complete when a line that
-// is not its continuation arrives, or when the source goes quiet (flush).
+// lines of the same device or port after it, an NVRM line of a form not
+// known yet and the NVRM lines after it. An event is complete when a line
+// that is not its continuation arrives, or when the source goes quiet
+// (flush).
 type assembler struct {
 	pending *Event
 }
 
-// add takes one parsed line and returns the event it completes, if any.
-func (a *assembler) add(m Message, l Line) (done *Event) {
+// add takes one parsed line and returns the event it completes, if any,
+// and, when the line itself makes no event and belongs to none, why.
+func (a *assembler) add(m Message, l Line) (done *Event, skipped string) {
 	if a.continues(m) {
-		if len(a.pending.Lines) <= maxDetailLines {
-			a.pending.Lines = append(a.pending.Lines, l.Text)
-		}
-		return nil
+		a.extend(m, l)
+		return nil, ""
 	}
 	done = a.flush()
 	switch m.Kind {
-	case KindNone, kindNVRMDetail, kindAERDetail:
-		return done // a detail line with nothing before it to belong to
+	case KindNone, kindInfo, kindAERDetail:
+		return done, SkipInformational
+	case kindNVRMDetail:
+		// An NVRM line that belongs to no event before it: a form not known
+		// yet, kept with the NVRM lines that follow it.
+		m.Kind = KindUnknown
 	}
 	ev := &Event{Message: m, Time: l.Time, Lines: []string{l.Text}, Where: l.Where}
 	switch m.Kind {
-	case KindXID, KindSXID, KindFallenOffBus, KindAER:
+	case KindXID, KindSXID, KindFallenOffBus, KindAER, KindUnknown:
 		a.pending = ev
-		return done
+		return done, ""
 	}
 	// GPU at, Neuron: one line each. The GPU-at line comes before the
 	// first XID of a GPU, so it goes out first.
 	if done != nil {
 		a.pending = ev
-		return done
+		return done, ""
 	}
-	return ev
+	return ev, ""
+}
+
+// extend adds a continuation line to the pending event, with what it says
+// about the whole: a "fallen off the bus" that ends a block of NVRM lines
+// makes the block that; a failed recovery makes a PCIe error fatal.
+func (a *assembler) extend(m Message, l Line) {
+	p := a.pending
+	if len(p.Lines) <= maxDetailLines {
+		p.Lines = append(p.Lines, l.Text)
+	}
+	switch {
+	case p.Kind == KindUnknown && m.Kind == KindFallenOffBus:
+		p.Kind, p.Text = KindFallenOffBus, m.Text
+		if p.Bus == "" {
+			p.Bus = m.Bus
+		}
+	case p.Kind == KindAER && m.Kind == KindAER:
+		if m.aer == aerBusError {
+			p.aer = aerBusError
+			p.Text += "; " + m.Text
+		}
+		if m.Fatal && !p.Fatal {
+			p.Severity, p.Fatal = AERFatal, true
+			if m.aer == aerRecovery {
+				p.Text += "; " + m.Text
+			}
+		}
+	}
 }
 
 func (a *assembler) continues(m Message) bool {
@@ -71,14 +113,32 @@ func (a *assembler) continues(m Message) bool {
 			// The switch prints an SXid over several lines with the same
 			// code; only the first says Fatal or Non-fatal.
 			return p.Kind == KindSXID && m.Bus == p.Bus && m.Code == p.Code && !sxidHeader(m.Text)
-		case kindNVRMDetail:
-			return m.Bus == "" || m.Bus == p.Bus
+		case kindNVRMDetail, kindInfo:
+			return p.Kind != KindSXID && (m.Bus == "" || m.Bus == p.Bus)
 		case KindFallenOffBus:
 			// XID 79 is followed by the driver's own "fallen off the bus".
 			return p.Kind == KindXID && p.Code == 79 && (m.Bus == "" || m.Bus == p.Bus)
 		}
+	case KindUnknown:
+		if !strings.Contains(p.Lines[0], "NVRM") {
+			return false // one line each: only the driver's blocks run on
+		}
+		switch m.Kind {
+		case kindNVRMDetail, kindInfo, KindFallenOffBus:
+			return m.Bus == "" || m.Bus == p.Bus
+		}
 	case KindAER:
-		return m.Kind == kindAERDetail && m.Bus == p.Bus
+		if m.Bus != p.Bus && (p.Port == "" || m.Bus != p.Port) {
+			return false
+		}
+		switch {
+		case m.Kind == kindAERDetail:
+			return true
+		case m.Kind == KindAER && m.aer == aerBusError:
+			return p.aer == aerReceived // the error's own line, after the port's
+		case m.Kind == KindAER && m.aer == aerRecovery:
+			return true
+		}
 	}
 	return false
 }

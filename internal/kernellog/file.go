@@ -20,7 +20,7 @@ import (
 // offset when the file is still the one the position names.
 type File struct {
 	Path string
-	// Clock interprets the lines' time stamps (SplitPrefix).
+	// Clock interprets the lines' time stamps (Stamper).
 	Clock Clock
 	// Poll is how often the end of the file is checked for more.
 	Poll time.Duration
@@ -40,8 +40,9 @@ func (f *File) Run(ctx context.Context, from Position, have bool, emit func(Line
 		resume = &from
 	}
 	retry := backoff.New(poll, time.Minute)
+	stamper := &Stamper{Clock: f.Clock}
 	for ctx.Err() == nil {
-		next, err := f.follow(ctx, resume, poll, emit, problem)
+		next, err := f.follow(ctx, resume, poll, stamper, emit, problem)
 		resume = next
 		if ctx.Err() != nil {
 			return
@@ -62,7 +63,7 @@ func (f *File) Run(ctx context.Context, from Position, have bool, emit func(Line
 
 // follow reads one file (one inode) until it is replaced (nil error; the
 // next one starts at 0), ctx is done, or it cannot be read.
-func (f *File) follow(ctx context.Context, resume *Position, poll time.Duration, emit func(Line), problem func(Problem)) (*Position, error) {
+func (f *File) follow(ctx context.Context, resume *Position, poll time.Duration, stamper *Stamper, emit func(Line), problem func(Problem)) (*Position, error) {
 	file, err := os.Open(f.Path)
 	if err != nil {
 		return resume, fmt.Errorf("cannot open %s: %w (mount the host's log directory into the agent's pod, or set health.kernel_log.source: kmsg or journal)", f.Path, err)
@@ -111,11 +112,13 @@ func (f *File) follow(ctx context.Context, resume *Position, poll time.Duration,
 				pos := Position{Source: "file", Path: f.Path, Inode: ino, Offset: offset}
 				resume = &pos
 				msg := text(b)
-				if !relevant(msg) {
+				// Every line goes through the stamper: dmesg -H's and
+				// --time-format delta's stamps count from the line before.
+				t, rest := stamper.Split(msg)
+				if !relevant(rest) {
 					emit(Line{Pos: pos})
 					continue
 				}
-				t, rest := SplitPrefix(msg, f.Clock)
 				where := f.Path + ":" + strconv.Itoa(lineNo)
 				if lineNo < 0 {
 					where = f.Path + " at offset " + strconv.FormatInt(offset-int64(n), 10)

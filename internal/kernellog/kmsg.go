@@ -134,7 +134,9 @@ func (k *Kmsg) read(ctx context.Context, path, boot string, last *uint64, resume
 		}
 		*last, *resume = rec.seq, true
 		pos := Position{Source: "kmsg", BootID: boot, Seq: rec.seq}
-		msg := text(rec.text)
+		// The kernel escapes a message's newlines as \x0a: r570's three-line
+		// "The NVIDIA GPU … has fallen off the bus" is one record.
+		msg := strings.ReplaceAll(text(rec.text), `\x0a`, "\n")
 		if !relevant(msg) {
 			emit(Line{Pos: pos})
 			continue

@@ -61,9 +61,11 @@ func text(b []byte) string {
 }
 
 // relevant is the cheap test a source applies before a line goes into the
-// backlog: only lines that can be, or belong to, an event this package
-// reads. A flood of other messages then costs no backlog.
+// backlog: only lines that carry an accelerator driver's or the PCIe error
+// reporting's markers, which this package turns into events or counts as
+// skipped, never ignores. A flood of other messages then costs no backlog.
 func relevant(s string) bool {
-	return strings.Contains(s, "NVRM") || strings.Contains(s, "SXid") ||
-		strings.Contains(s, "NEURON_HW_ERR") || strings.Contains(s, "AER:")
+	return strings.Contains(s, "NVRM") || strings.Contains(s, "Xid") ||
+		strings.Contains(s, "NEURON_HW_ERR") || strings.Contains(s, "AER:") ||
+		strings.Contains(s, "PCIe Bus Error") || strings.Contains(s, "fallen off the bus")
 }

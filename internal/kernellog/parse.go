@@ -30,14 +30,23 @@ const (
 	// KindNeuronHWError is the Neuron driver's hardware error line:
 	// `NEURON_HW_ERR=SRAM_UNCORRECTABLE_ERROR … nd-id=0 nc-id=0 …`.
 	KindNeuronHWError
+	// KindUnknown is a line that carries an accelerator driver's marker
+	// (NVRM, Xid, a PCIe error) in a form this package does not know: never
+	// dropped, it is an event of its own, with the lines after it that
+	// belong to it and the bus id it names, if any.
+	KindUnknown
 	// kindNVRMDetail is an NVRM line that reports nothing by itself: the
 	// lines after an XID that say more about it.
 	kindNVRMDetail
 	// kindAERDetail is an AER line after the PCIe Bus Error line.
 	kindAERDetail
+	// kindInfo is a driver line known to report no fault (the module
+	// loading, a board's serial number): part of the event before it, or
+	// counted as skipped.
+	kindInfo
 )
 
-var kindNames = [...]string{"none", "xid", "gpu_at", "fallen_off_bus", "sxid", "pcie_aer", "neuron_hw_error", "nvrm_detail", "aer_detail"}
+var kindNames = [...]string{"none", "xid", "gpu_at", "fallen_off_bus", "sxid", "pcie_aer", "neuron_hw_error", "unknown", "nvrm_detail", "aer_detail", "info"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
@@ -76,6 +85,12 @@ type Message struct {
 	Fatal bool
 	// Severity is the AER severity (AERCorrected, AERNonFatal, AERFatal).
 	Severity string
+	// Port is, for an AER error a port reported ("pcieport 0000:00:03.0:
+	// AER: Uncorrected (Fatal) error received: 0000:03:00.0"), the port;
+	// Bus is then the device the error came from.
+	Port string
+	// aer says which of an AER error's lines this is.
+	aer aerLine
 	// Neuron fields: the error type (SRAM_UNCORRECTABLE_ERROR, …), device
 	// (nd-id, -1 when not printed), core (nc-id, -1), and the action the
 	// driver recommends (TERMINATE_INSTANCE), as printed.
@@ -84,6 +99,20 @@ type Message struct {
 	Core        int
 	Action      string
 }
+
+// aerLine is the part an AER line plays in the report of one error.
+type aerLine int
+
+const (
+	aerNone aerLine = iota
+	// aerReceived: a port's "… error received: <source>".
+	aerReceived
+	// aerBusError: "PCIe Bus Error: severity=…, type=…".
+	aerBusError
+	// aerRecovery: "can't recover (no error_detected callback)", "device
+	// recovery failed": the link's devices are left in an unknown state.
+	aerRecovery
+)
 
 // ErrMalformed wraps what is wrong with a line that looks like one this
 // package reads but is not complete (a truncated XID line).
@@ -106,7 +135,39 @@ func Parse(text string) (Message, error) {
 	if i := strings.Index(text, ": AER: "); i >= 0 {
 		return parseAER(text[:i], text[i+len(": AER: "):])
 	}
+	if i := strings.Index(text, ": PCIe Bus Error: "); i >= 0 {
+		// Kernels before 5.x, and ports on later ones, write it without
+		// "AER: ".
+		return parseAER(text[:i], text[i+len(": "):])
+	}
+	if strings.Contains(text, "fallen off the bus") {
+		return Message{Kind: KindFallenOffBus, Bus: firstBus(text), Text: strings.TrimSpace(text)}, nil
+	}
+	if relevant(text) {
+		return unknown(text), nil
+	}
 	return Message{Kind: KindNone}, nil
+}
+
+// unknown is a line with a driver's marker in a form not known yet.
+func unknown(text string) Message {
+	return Message{Kind: KindUnknown, Bus: firstBus(text), Text: strings.TrimSpace(text)}
+}
+
+// firstBus is the first PCI address in text ("GPU 0000:3b:00.0: …"), or "".
+func firstBus(text string) string {
+	for f := range strings.FieldsSeq(text) {
+		f = strings.TrimPrefix(strings.Trim(f, ":,()."), "PCI:")
+		// "0000:3b:00.0": a domain of 4 (8 in NVML's form) digits, so that
+		// a time ("13:13:04") is not taken for one.
+		if domain, _, _ := strings.Cut(f, ":"); strings.Count(f, ":") != 2 || (len(domain) != 4 && len(domain) != 8) {
+			continue
+		}
+		if bus, ok := canonicalBus(f); ok {
+			return bus
+		}
+	}
+	return ""
 }
 
 func malformed(format string, args ...any) error {
@@ -120,20 +181,41 @@ func parseNVRM(s string) (Message, error) {
 		return parseXID(s[len("Xid "):])
 	case strings.HasPrefix(s, "GPU at "):
 		return parseGPUAt(s[len("GPU at "):])
+	case strings.HasPrefix(s, "The NVIDIA GPU ") && !strings.Contains(s, "fallen off the bus"):
+		// The first line of r570's "The NVIDIA GPU 0000:b3:00.0 / (PCI ID:
+		// …) installed in this system has / fallen off the bus and is not
+		// responding to commands.": the bus id is only here.
+		return Message{Kind: kindNVRMDetail, Bus: firstBus(s), Text: strings.TrimSpace(s)}, nil
 	case strings.Contains(s, "fallen off the bus"):
 		// "GPU at 0000:01:00.0 has fallen off the bus." is caught above as
 		// GPU at; this is "GPU 0000:3b:00.0: GPU has fallen off the bus."
 		// and the like.
-		m := Message{Kind: KindFallenOffBus, Text: strings.TrimSpace(s)}
-		for f := range strings.FieldsSeq(s) {
-			if bus, ok := canonicalBus(strings.TrimSuffix(f, ":")); ok {
-				m.Bus = bus
-				break
-			}
-		}
-		return m, nil
+		return Message{Kind: KindFallenOffBus, Bus: firstBus(s), Text: strings.TrimSpace(s)}, nil
+	case informational(s):
+		return Message{Kind: kindInfo, Bus: firstBus(s), Text: strings.TrimSpace(s)}, nil
 	}
-	return Message{Kind: kindNVRMDetail, Text: strings.TrimSpace(s)}, nil
+	return Message{Kind: kindNVRMDetail, Bus: firstBus(s), Text: strings.TrimSpace(s)}, nil
+}
+
+// informationalNVRM are the starts of NVRM lines that report no fault:
+// the module loading, a GPU's serial number (printed before and after an
+// XID), notices about the driver's options.
+var informationalNVRM = []string{
+	"loading NVIDIA UNIX",
+	"GPU Board Serial Number:",
+	"Persistence mode is deprecated",
+	"nvidia-bug-report.sh",
+	"Open NVIDIA GPU kernel module",
+}
+
+func informational(s string) bool {
+	for _, p := range informationalNVRM {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	// "GPU 0000:01:00.0: GPU serial number is 0."
+	return strings.Contains(s, ": GPU serial number is ")
 }
 
 // parseXID reads "(PCI:0000:3b:00): 79, pid=1234, name=python, GPU has
@@ -220,37 +302,93 @@ func parseSXID(s string) (Message, error) {
 	return m, nil
 }
 
-// parseAER reads "nvidia 0000:3b:00.0: AER: PCIe Bus Error: severity=
-// Uncorrected (Fatal), type=…": the device prefix is the driver and the
-// address. The port's "error received" line before it names the same
-// device and is not read: every error the kernel can attribute gets a PCIe
-// Bus Error line.
+// parseAER reads the kernel's AER lines; prefix is the driver and the
+// address of the device that printed the line ("nvidia 0000:3b:00.0",
+// "pcieport 0000:00:03.0"), s what follows "AER: ":
+//
+//	pcieport 0000:00:03.0: AER: Uncorrected (Fatal) error received: 0000:03:00.0
+//	pcieport 0000:80:1b.4: AER: Uncorrectable (Non-Fatal) error message received from 0000:84:00.0
+//	nvidia 0000:03:00.0: AER: PCIe Bus Error: severity=Uncorrected (Fatal), type=…, (Receiver ID)
+//	nvidia 0000:03:00.0: AER: can't recover (no error_detected callback)
+//	pcieport 0000:00:03.0: AER: device recovery failed
+//
+// and any other AER line as a detail of the error before it (the TLP
+// header, "Root Port link has been reset").
 func parseAER(prefix, s string) (Message, error) {
 	f := strings.Fields(prefix)
 	if len(f) == 0 {
-		return Message{Kind: KindNone}, nil
+		return unknown(prefix + ": " + s), nil
 	}
 	bus, ok := canonicalBus(f[len(f)-1])
 	if !ok {
-		return Message{Kind: KindNone}, nil
+		return unknown(prefix + ": " + s), nil
 	}
-	body, ok := strings.CutPrefix(s, "PCIe Bus Error: ")
-	if !ok {
-		return Message{Kind: kindAERDetail, Bus: bus, Text: strings.TrimSpace(s)}, nil
+	s = strings.TrimSpace(s)
+	if body, ok := strings.CutPrefix(s, "PCIe Bus Error: "); ok {
+		m := Message{Kind: KindAER, Bus: bus, Text: body, aer: aerBusError}
+		sev, _, _ := strings.Cut(strings.TrimPrefix(body, "severity="), ",")
+		if !aerSeverity(&m, sev) {
+			return Message{}, malformed("AER line with an unknown severity %q", clip(sev))
+		}
+		return m, nil
 	}
-	m := Message{Kind: KindAER, Bus: bus, Text: strings.TrimSpace(body)}
-	sev, _, _ := strings.Cut(strings.TrimPrefix(body, "severity="), ",")
+	if head, source, ok := cutReceived(s); ok {
+		m := Message{Kind: KindAER, Bus: bus, Text: s, aer: aerReceived}
+		if src, ok := aerSource(source); ok && src != bus {
+			m.Bus, m.Port = src, bus
+		}
+		if !aerSeverity(&m, head) {
+			return Message{}, malformed("AER line with an unknown severity %q", clip(head))
+		}
+		return m, nil
+	}
+	if strings.HasPrefix(s, "can't recover") || strings.Contains(s, "recovery failed") {
+		return Message{Kind: KindAER, Bus: bus, Text: s, Severity: AERFatal, Fatal: true, aer: aerRecovery}, nil
+	}
+	return Message{Kind: kindAERDetail, Bus: bus, Text: s}, nil
+}
+
+// cutReceived splits "Multiple Uncorrected (Fatal) error received:
+// 0000:03:00.0" (and "… error message received from …", kernel 6.x) into
+// the severity words and the source.
+func cutReceived(s string) (head, source string, ok bool) {
+	for _, sep := range []string{" error message received from ", " error received: ", " error received from "} {
+		if head, source, ok = strings.Cut(s, sep); ok {
+			return head, strings.TrimSpace(source), true
+		}
+	}
+	return "", "", false
+}
+
+// aerSource reads the device an error came from: "0000:03:00.0", or old
+// kernels' "id=0018" (bus 0x00, device and function 0x18).
+func aerSource(s string) (string, bool) {
+	s, _, _ = strings.Cut(s, " ")
+	if id, ok := strings.CutPrefix(s, "id="); ok {
+		v, err := strconv.ParseUint(id, 16, 16)
+		if err != nil {
+			return "", false
+		}
+		return fmt.Sprintf("0000:%02x:%02x.%d", v>>8, (v>>3)&0x1f, v&7), true
+	}
+	return canonicalBus(s)
+}
+
+// aerSeverity sets m's severity from "Uncorrected (Fatal)", "Uncorrectable
+// (Non-Fatal)", "Corrected", "Multiple Correctable", …
+func aerSeverity(m *Message, words string) bool {
+	words = strings.TrimPrefix(strings.TrimSpace(words), "Multiple ")
 	switch {
-	case strings.Contains(sev, "Fatal") && !strings.Contains(sev, "Non-Fatal"):
+	case strings.Contains(words, "Fatal") && !strings.Contains(words, "Non-Fatal"):
 		m.Severity, m.Fatal = AERFatal, true
-	case strings.HasPrefix(sev, "Uncorrect"):
+	case strings.HasPrefix(words, "Uncorrect"):
 		m.Severity = AERNonFatal
-	case strings.HasPrefix(sev, "Correct"):
+	case strings.HasPrefix(words, "Correct"):
 		m.Severity = AERCorrected
 	default:
-		return Message{}, malformed("AER line with an unknown severity %q", clip(sev))
+		return false
 	}
-	return m, nil
+	return true
 }
 
 // parseNeuron reads "SRAM_UNCORRECTABLE_ERROR instance-id=i-… hostname=…

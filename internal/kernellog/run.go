@@ -30,6 +30,11 @@ type Problem struct {
 	Missing bool
 }
 
+// Skip is a line that made no event, with where it was and why.
+type Skip struct {
+	Where, Reason, Text string
+}
+
 // Settings configure Run.
 type Settings struct {
 	Source     Source
@@ -48,6 +53,11 @@ type Settings struct {
 	Handle func(Event)
 	// Problem receives what went wrong; it is called from Run's goroutines.
 	Problem func(Problem)
+	// Skipped receives each line that carries a driver's marker but makes
+	// no event and belongs to none (see the Skip reasons), so that the
+	// component counts it and says where it was: no such line is dropped
+	// unseen.
+	Skipped func(Skip)
 	// Recovered is called when a source that was missing gives a line.
 	Recovered func()
 }
@@ -69,6 +79,9 @@ func Run(ctx context.Context, s Settings) error {
 	}
 	if s.Problem == nil {
 		s.Problem = func(Problem) {}
+	}
+	if s.Skipped == nil {
+		s.Skipped = func(Skip) {}
 	}
 	from, have, err := s.Checkpoint.Load(ctx)
 	if err != nil {
@@ -165,12 +178,18 @@ func (l *loop) take(line Line) {
 	}
 	m, err := Parse(line.Text)
 	if err != nil {
-		l.s.Problem(Problem{Key: "parse", Err: fmt.Errorf("%s: %w; line skipped", line.Where, err)})
-		m = Message{Kind: KindNone}
+		// A line that starts like an XID but cannot be read is still the
+		// driver reporting something: an event of unknown form, never lost.
+		l.s.Problem(Problem{Key: "parse", Err: fmt.Errorf("%s: %w; kept as an event of unknown form", line.Where, err)})
+		m = unknown(line.Text)
 	}
 	before := l.asm.pending
-	if ev := l.asm.add(m, line); ev != nil {
+	ev, skipped := l.asm.add(m, line)
+	if ev != nil {
 		l.s.Handle(*ev)
+	}
+	if skipped != "" {
+		l.s.Skipped(Skip{Where: line.Where, Reason: skipped, Text: line.Text})
 	}
 	switch {
 	case l.asm.pending == nil:

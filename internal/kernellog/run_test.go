@@ -258,7 +258,8 @@ func TestFileFixtures(t *testing.T) {
 	assert.Len(t, c.events[7].Lines, 2, "XID 119 and its GSP RPC detail")
 	assert.Len(t, c.events[10].Lines, 2, "the SXid and its second line")
 	assert.True(t, c.events[11].Fatal)
-	assert.Len(t, c.events[12].Lines, 3, "the AER error and its register lines")
+	assert.Len(t, c.events[12].Lines, 4, "the port's report, the AER error and its register lines")
+	assert.Equal(t, "0000:3a:00.0", c.events[12].Port, "the port that received the error")
 	assert.Equal(t, "A code no catalogue has yet", c.events[14].Text)
 	assert.Empty(t, c.problems)
 }

@@ -65,12 +65,15 @@ var conditions = map[Condition]Classification{
 	// PCIe AER on a GPU's bus: a fatal uncorrected error resets the link
 	// and the GPU usually falls off the bus (XID 79 follows); a non-fatal
 	// one lost a transaction; a corrected one was retried by the link.
-	PCIeAERFatal:     {Mnemonic: "PCIe fatal error", Description: "a fatal uncorrected PCIe error on the GPU's link; the link is reset and the GPU may be lost", FailureMode: s.FailureModeInterconnect, State: s.HWStateFailed, Action: s.ActionRebootNode},
-	PCIeAERNonFatal:  {Mnemonic: "PCIe uncorrected error", Description: "a non-fatal uncorrected PCIe error on the GPU's link: a transaction was lost", FailureMode: s.FailureModeInterconnect, State: s.HWStateDegraded, Action: s.ActionResetGPU},
+	PCIeAERFatal:     {Mnemonic: "PCIe fatal error", Description: "a fatal uncorrected PCIe error on the device's link, or on the port above it, or a device that could not recover from one; the link is reset and the device may be lost", FailureMode: s.FailureModeInterconnect, State: s.HWStateFailed, Action: s.ActionRebootNode},
+	PCIeAERNonFatal:  {Mnemonic: "PCIe uncorrected error", Description: "a non-fatal uncorrected PCIe error on the device's link: a transaction was lost and the link kept working", FailureMode: s.FailureModeInterconnect, State: s.HWStateDegraded, Action: s.ActionMonitor},
 	PCIeAERCorrected: {Mnemonic: "PCIe corrected error", Description: "a corrected PCIe error on the GPU's link; frequent ones predict a failing link or riser", FailureMode: s.FailureModeInterconnect, State: s.HWStateOK, Action: s.ActionMonitor},
 	// Neuron driver NEURON_HW_ERR lines: the Neuron troubleshooting guide
 	// pairs each with action=TERMINATE_INSTANCE.
 	NeuronCoreUncorrected: {Mnemonic: "NeuronCore uncorrected error", Description: "an uncorrectable error in a NeuronCore; replace the instance", FailureMode: s.FailureModeHardware, State: s.HWStateFailed, Action: s.ActionReplaceDevice},
 	NeuronDMAError:        {Mnemonic: "Neuron DMA error", Description: "a Neuron DMA engine reported a hardware error; replace the instance", FailureMode: s.FailureModeHardware, State: s.HWStateFailed, Action: s.ActionReplaceDevice},
-	NeuronHWErrorOther:    {Mnemonic: "Neuron hardware error", Description: "the Neuron driver reported a hardware error of a type not in the catalogue; see its action", FailureMode: s.FailureModeHardware, State: s.HWStateFailed, Action: s.ActionReplaceDevice},
+	// A line of a form not known yet: degraded until a person has looked,
+	// never acted on automatically.
+	KernelLogUnknown:   {Mnemonic: "unrecognised driver message", Description: "the kernel log has a driver or PCIe message of a form not known yet; its raw lines are in the event", FailureMode: s.FailureModeUnknown, State: s.HWStateDegraded, Action: s.ActionInvestigate},
+	NeuronHWErrorOther: {Mnemonic: "Neuron hardware error", Description: "the Neuron driver reported a hardware error of a type not in the catalogue; see its action", FailureMode: s.FailureModeHardware, State: s.HWStateFailed, Action: s.ActionReplaceDevice},
 }

@@ -137,6 +137,10 @@ var plans = map[string]RemediationPlan{
 		st(StepDrainECSInstance, "ECS places no new task on a DRAINING instance and moves service tasks off it before replacement"),
 		st(StepMarkUnhealthy, "the node service does not come back by itself: the instance is replaced"),
 	}},
+	s.ActionInvestigate: {Scope: ScopeNone, Steps: []PlanStep{
+		record,
+		st(StepEscalate, "the message is of a form the catalogue does not know: a person reads its raw lines before anything is done"),
+	}},
 	s.ActionContactSupport: {Scope: ScopeNone, Steps: []PlanStep{
 		record,
 		st(StepEscalate, "the fault is not one the catalogue knows how to repair: collect a bug report and contact the vendor"),
