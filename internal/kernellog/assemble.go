@@ -1,6 +1,7 @@
 package kernellog
 
 import (
+	"fmt"
 	"strings"
 	"time"
 )
@@ -24,13 +25,41 @@ type Event struct {
 const maxDetailLines = 16
 
 // Skip reasons: why a line that carries a driver's marker made no event of
-// its own. Run hands each such line to Settings.Skipped.
+// its own. Run hands SkipInformational lines to Settings.Skipped; the
+// receivers add the others for events they do not turn into health events.
+// They are the values of the receivers' kernel_log.skip_reason attribute.
 const (
 	// SkipInformational: the driver or the PCIe core reporting no fault
 	// (the module loading, a serial number, a link reset that followed an
 	// error already reported) with no event before it to belong to.
 	SkipInformational = "informational"
+	// SkipNotAccelerator: a PCIe error on a device that is no accelerator
+	// and has none on it or behind it (a USB controller, a NIC).
+	SkipNotAccelerator = "not_accelerator"
+	// SkipOtherReceiver: another vendor's line, read by that vendor's
+	// receiver (an NVIDIA XID in the neuron receiver).
+	SkipOtherReceiver = "other_receiver"
+	// SkipDuplicate: the same fault on the same device, already reported
+	// within the de-duplication window (the kernel prints a failed PCIe
+	// recovery once per function and once for the port).
+	SkipDuplicate = "duplicate"
 )
+
+// Describe says in words why a line was skipped, for the component's log.
+func (s Skip) Describe() string {
+	why := s.Reason
+	switch s.Reason {
+	case SkipInformational:
+		why = "the driver reporting no fault, with no event before it"
+	case SkipNotAccelerator:
+		why = "a PCIe error on a device with no accelerator on it or behind it"
+	case SkipOtherReceiver:
+		why = "another vendor's line, read by that vendor's receiver"
+	case SkipDuplicate:
+		why = "the same fault on the same device, already reported"
+	}
+	return fmt.Sprintf("kernel log %s: no health event (%s): %q", s.Where, why, clip(s.Text))
+}
 
 // assembler joins the lines of multi-line events: an XID, SXid or "fallen
 // off the bus" line and the NVRM lines after it, an AER error and the AER

@@ -39,6 +39,10 @@ type Config struct {
 	DedupWindow time.Duration `mapstructure:"dedup_window"`
 	// MaxBacklog bounds the messages waiting for the pipeline.
 	MaxBacklog int `mapstructure:"max_backlog"`
+	// SysfsPath is where sysfs is mounted (/sys unless set): the PCI tree
+	// that says which accelerators sit behind a port that reports a PCIe
+	// error.
+	SysfsPath string `mapstructure:"sysfs_path"`
 
 	// prevent unkeyed literal initialization
 	_ struct{}
@@ -78,6 +82,9 @@ func (c *Config) Validate(prefix string) error {
 	default:
 		errs = append(errs, fmt.Errorf("%s.source %q: use kmsg (/dev/kmsg), journal (journalctl -k), file (a log file such as /var/log/kern.log) or none", prefix, c.Source))
 	}
+	if c.SysfsPath != "" && !filepath.IsAbs(c.SysfsPath) {
+		errs = append(errs, fmt.Errorf("%s.sysfs_path %q must be absolute", prefix, c.SysfsPath))
+	}
 	if c.Path != "" && !filepath.IsAbs(c.Path) {
 		errs = append(errs, fmt.Errorf("%s.path %q must be absolute (the collector's working directory is not the host's)", prefix, c.Path))
 	}
@@ -106,6 +113,9 @@ func (c *Config) NewSource(clock Clock) Source {
 	}
 	return nil
 }
+
+// Topology is the PCI tree under the configured sysfs.
+func (c *Config) Topology() *PCITopology { return &PCITopology{SysPath: c.SysfsPath} }
 
 // OpenCheckpoint opens the position's store: the configured storage
 // extension's client for this component, or memory. close releases it.

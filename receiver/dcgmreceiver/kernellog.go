@@ -4,11 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
 	"github.com/otelcol-accel/otelcol-accel/internal/kernellog"
@@ -34,6 +37,12 @@ type kernelLog struct {
 	// uuids are the "GPU at" lines' UUIDs by bus id.
 	byBus map[string]model.Identity
 	uuids map[string]string
+	// topology places a PCIe error on a port above the GPUs behind it;
+	// reported is when each device's kernel-log condition was last
+	// reported, so that one fault the kernel prints per function and per
+	// port is one event.
+	topology *kernellog.PCITopology
+	reported map[string]time.Time
 
 	cancel     context.CancelFunc
 	done       chan struct{}
@@ -52,7 +61,8 @@ func newKernelLog(r *dcgmReceiver) *kernelLog {
 		// interval after the kernel wrote it.
 		window += r.cfg.CollectionInterval
 	}
-	return &kernelLog{r: r, cfg: cfg, window: window, byBus: map[string]model.Identity{}, uuids: map[string]string{}}
+	return &kernelLog{r: r, cfg: cfg, window: window, byBus: map[string]model.Identity{}, uuids: map[string]string{},
+		topology: cfg.Topology(), reported: map[string]time.Time{}}
 }
 
 func (k *kernelLog) start(ctx context.Context, host component.Host) error {
@@ -70,6 +80,7 @@ func (k *kernelLog) start(ctx context.Context, host component.Host) error {
 		Backlog:    k.cfg.MaxBacklog,
 		Handle:     k.handle,
 		Problem:    k.problem,
+		Skipped:    k.skipped,
 		Recovered:  func() { k.r.status.Clear(sourceKernelLog) },
 	}
 	k.run = func() {
@@ -119,6 +130,20 @@ func (k *kernelLog) problem(p kernellog.Problem) {
 		return
 	}
 	k.r.warn.Warn("kernellog/"+p.Key, "kernel log: "+p.Err.Error())
+}
+
+// skipped counts a line that made no health event, and says where it was
+// and why (rate-limited per reason).
+func (k *kernelLog) skipped(s kernellog.Skip) {
+	k.r.tel.ReceiverDcgmKernelLogLinesSkipped.Add(context.Background(), 1, metric.WithAttributes(attribute.String("reason", s.Reason)))
+	k.r.warn.Info("kernellog/skipped/"+s.Reason, s.Describe())
+}
+
+// skipEvent reports every line of an event that makes no health event.
+func (k *kernelLog) skipEvent(ev kernellog.Event, reason string) {
+	for _, l := range ev.Lines {
+		k.skipped(kernellog.Skip{Where: ev.Where, Reason: reason, Text: l})
+	}
 }
 
 // learn keeps the bus ids of the GPUs a scrape saw, and starts the reader
@@ -196,17 +221,133 @@ func (k *kernelLog) handle(ev kernellog.Event) {
 		rec.Message = fmt.Sprintf("NVSwitch SXid %d at PCI %s: %s. Recommended action: %s.", ev.Code, ev.Bus, ev.Text, rec.Class.Action)
 		k.r.publish(context.Background(), []health.Record{rec})
 	case kernellog.KindAER:
-		id, known := k.identity(ev.Bus)
-		if !known && !strings.HasPrefix(ev.Lines[0], "nvidia ") {
-			return // a PCIe error on a device that is not a GPU
+		k.pcieError(ev, at, detail)
+	case kernellog.KindUnknown:
+		// A form not known yet: an event on the GPU at the bus it names, or
+		// on the node, with its raw lines; never silence.
+		id := model.Identity{HostName: k.r.hostName, Index: -1}
+		if ev.Bus != "" {
+			id, _ = k.identity(ev.Bus)
 		}
-		c := xid.PCIeAERCorrected
-		switch ev.Severity {
-		case kernellog.AERFatal:
-			c = xid.PCIeAERFatal
-		case kernellog.AERNonFatal:
-			c = xid.PCIeAERNonFatal
+		if k.repeated(id, xid.KernelLogUnknown, at) {
+			k.skipEvent(ev, kernellog.SkipDuplicate)
+			return
 		}
-		k.r.publish(context.Background(), []health.Record{k.r.health.ObserveCondition(id, c, at, detail)})
+		rec := k.r.health.ObserveCondition(id, xid.KernelLogUnknown, at, detail)
+		rec.Message = fmt.Sprintf("%s on %s: %q. Recommended action: %s.", rec.Class.Mnemonic, subjectOf(id, k.r.hostName), clipLine(ev.Lines[0]), rec.Class.Action)
+		k.r.publish(context.Background(), []health.Record{rec})
+	case kernellog.KindNeuronHWError:
+		k.skipEvent(ev, kernellog.SkipOtherReceiver) // the neuron receiver's
 	}
+}
+
+// pcieError makes a PCIe AER error an event on each GPU it concerns: the
+// GPU at its bus, the GPU whose other function it is (the card's audio
+// function), or every GPU behind the port that reported it. An error on a
+// device with no GPU on or behind it is counted as skipped.
+func (k *kernelLog) pcieError(ev kernellog.Event, at time.Time, detail string) {
+	c := xid.PCIeAERCorrected
+	switch ev.Severity {
+	case kernellog.AERFatal:
+		c = xid.PCIeAERFatal
+	case kernellog.AERNonFatal:
+		c = xid.PCIeAERNonFatal
+	}
+	ids := k.pcieDevices(ev)
+	if len(ids) == 0 {
+		k.skipEvent(ev, kernellog.SkipNotAccelerator)
+		return
+	}
+	where := "PCI " + ev.Bus
+	if ev.Port != "" {
+		where += " (reported by the port at " + ev.Port + ")"
+	}
+	for _, id := range ids {
+		if k.repeated(id, c, at) {
+			k.skipEvent(ev, kernellog.SkipDuplicate)
+			continue
+		}
+		rec := k.r.health.ObserveCondition(id, c, at, detail)
+		rec.Message = fmt.Sprintf("%s on %s, at %s: %s. Recommended action: %s.", rec.Class.Mnemonic, subjectOf(id, k.r.hostName), where, ev.Text, rec.Class.Action)
+		k.r.publish(context.Background(), []health.Record{rec})
+	}
+}
+
+// pcieDevices are the GPUs a PCIe error at ev.Bus (or its reporting port)
+// concerns.
+func (k *kernelLog) pcieDevices(ev kernellog.Event) []model.Identity {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if id, ok := k.byBus[ev.Bus]; ok {
+		return []model.Identity{id}
+	}
+	buses := make([]string, 0, len(k.byBus))
+	for bus := range k.byBus {
+		buses = append(buses, bus)
+	}
+	slices.Sort(buses)
+	for _, bus := range buses {
+		if kernellog.SameSlot(ev.Bus, bus) {
+			return []model.Identity{k.byBus[bus]}
+		}
+	}
+	var behind []model.Identity
+	for _, bus := range buses {
+		if k.topology.Behind(bus, ev.Bus) {
+			behind = append(behind, k.byBus[bus])
+		}
+	}
+	if len(behind) > 0 {
+		return behind
+	}
+	if strings.HasPrefix(ev.Lines[0], "nvidia ") || slices.Contains(k.topology.Bound("nvidia"), ev.Bus) {
+		// An NVIDIA GPU no source knows yet (or any more): named by its bus.
+		id := model.Identity{PCIBusID: ev.Bus, HostName: k.r.hostName, Index: -1, GPUInstanceID: -1, ComputeInstanceID: -1, PartitionType: "none", Share: 1}
+		if uuid, ok := k.uuids[ev.Bus]; ok {
+			id.HWID = uuid
+		}
+		return []model.Identity{id}
+	}
+	return nil
+}
+
+// repeated reports whether c was reported for the device within the
+// window before at, and notes at as its last report otherwise.
+func (k *kernelLog) repeated(id model.Identity, c xid.Condition, at time.Time) bool {
+	key := fmt.Sprintf("%s|%s|%d", id.HWID, id.PCIBusID, c)
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if last, ok := k.reported[key]; ok && at.Sub(last) < k.window && last.Sub(at) < k.window {
+		return true
+	}
+	if len(k.reported) >= 1024 {
+		for key, last := range k.reported {
+			if at.Sub(last) >= k.window {
+				delete(k.reported, key)
+			}
+		}
+	}
+	k.reported[key] = at
+	return false
+}
+
+// subjectOf names a device in an event's message.
+func subjectOf(id model.Identity, host string) string {
+	switch {
+	case id.HWID != "":
+		return id.HWID
+	case id.PCIBusID != "":
+		return "the GPU at PCI " + id.PCIBusID
+	}
+	return "node " + host
+}
+
+// clipLine bounds the raw line a message quotes (the whole lines are the
+// event's detail).
+func clipLine(s string) string {
+	const most = 200
+	if len(s) > most {
+		return s[:most] + "…"
+	}
+	return s
 }

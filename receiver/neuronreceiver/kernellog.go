@@ -8,9 +8,12 @@ import (
 	"time"
 
 	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
 	"github.com/otelcol-accel/otelcol-accel/internal/kernellog"
+	"github.com/otelcol-accel/otelcol-accel/internal/xid"
 	"github.com/otelcol-accel/otelcol-accel/receiver/neuronreceiver/internal/mapping"
 )
 
@@ -21,6 +24,7 @@ const sourceKernelLog = "kernel log"
 // a health event on its device's resource.
 type kernelLog struct {
 	r          *neuronReceiver
+	topology   *kernellog.PCITopology
 	cancel     context.CancelFunc
 	done       chan struct{}
 	closeStore func(context.Context) error
@@ -33,6 +37,7 @@ func (k *kernelLog) start(ctx context.Context, host component.Host) error {
 		return err
 	}
 	k.closeStore = closeStore
+	k.topology = cfg.Topology()
 	runCtx, cancel := context.WithCancel(context.Background())
 	k.cancel, k.done = cancel, make(chan struct{})
 	settings := kernellog.Settings{
@@ -41,6 +46,7 @@ func (k *kernelLog) start(ctx context.Context, host component.Host) error {
 		Backlog:    cfg.MaxBacklog,
 		Handle:     k.handle,
 		Problem:    k.problem,
+		Skipped:    k.skipped,
 		Recovered:  func() { k.r.status.Clear(sourceKernelLog) },
 	}
 	go func() {
@@ -73,18 +79,53 @@ func (k *kernelLog) problem(p kernellog.Problem) {
 	k.r.log.Warn("kernellog/"+p.Key, "kernel log: "+p.Err.Error())
 }
 
-func (k *kernelLog) handle(ev kernellog.Event) {
-	if ev.Kind != kernellog.KindNeuronHWError {
-		return // NVIDIA lines are the dcgm receiver's
+// skipped counts a line that made no health event, and says where it was
+// and why (rate-limited per reason).
+func (k *kernelLog) skipped(s kernellog.Skip) {
+	k.r.tel.ReceiverNeuronKernelLogLinesSkipped.Add(context.Background(), 1, metric.WithAttributes(attribute.String("reason", s.Reason)))
+	k.r.log.Info("kernellog/skipped/"+s.Reason, s.Describe())
+}
+
+func (k *kernelLog) skipEvent(ev kernellog.Event, reason string) {
+	for _, l := range ev.Lines {
+		k.skipped(kernellog.Skip{Where: ev.Where, Reason: reason, Text: l})
 	}
+}
+
+func (k *kernelLog) handle(ev kernellog.Event) {
 	at := ev.Time
 	if at.IsZero() {
 		at = k.r.clock()
 	}
+	e := mapping.KernelHWError{Time: at, ErrorType: ev.NeuronError, Device: ev.Device, Core: ev.Core, Action: ev.Action, Line: strings.Join(ev.Lines, "\n")}
+	switch ev.Kind {
+	case kernellog.KindNeuronHWError:
+	case kernellog.KindAER:
+		if !k.neuronLink(ev) {
+			k.skipEvent(ev, kernellog.SkipNotAccelerator)
+			return
+		}
+		c := xid.PCIeAERCorrected
+		switch ev.Severity {
+		case kernellog.AERFatal:
+			c = xid.PCIeAERFatal
+		case kernellog.AERNonFatal:
+			c = xid.PCIeAERNonFatal
+		}
+		where := "PCI " + ev.Bus
+		if ev.Port != "" {
+			where += " (reported by the port at " + ev.Port + ")"
+		}
+		// The Neuron device's index is not in the kernel's PCIe lines: the
+		// event is the host's Neuron devices'.
+		e.Device, e.Core = -1, -1
+		e.PCIe = &mapping.PCIeError{Condition: c, Where: where, Text: ev.Text}
+	default:
+		k.skipEvent(ev, kernellog.SkipOtherReceiver) // NVIDIA's lines are the dcgm receiver's
+		return
+	}
 	k.r.mapMu.Lock()
-	logs := k.r.mapper.KernelEvent(mapping.KernelHWError{
-		Time: at, ErrorType: ev.NeuronError, Device: ev.Device, Core: ev.Core, Action: ev.Action, Line: strings.Join(ev.Lines, "\n"),
-	})
+	logs := k.r.mapper.KernelEvent(e)
 	k.r.mapMu.Unlock()
 	k.r.mu.Lock()
 	next := k.r.logs
@@ -98,4 +139,18 @@ func (k *kernelLog) handle(ev kernellog.Event) {
 	if err != nil {
 		k.r.log.Error("consume/kernel-logs", "neuron receiver: the logs pipeline refused a kernel-log health event", zap.Error(err))
 	}
+}
+
+// neuronLink reports whether a PCIe error concerns a Neuron device: one the
+// neuron driver printed or has bound, or a port a bound one sits behind.
+func (k *kernelLog) neuronLink(ev kernellog.Event) bool {
+	if strings.HasPrefix(ev.Lines[0], "neuron ") {
+		return true
+	}
+	for _, bus := range k.topology.Bound("neuron") {
+		if bus == ev.Bus || kernellog.SameSlot(bus, ev.Bus) || k.topology.Behind(bus, ev.Bus) {
+			return true
+		}
+	}
+	return false
 }

@@ -527,6 +527,8 @@ func eventName(c xid.Condition) string {
 		return accelschema.EventPCIeAER
 	case xid.NVSwitchFatal, xid.NVSwitchNonFatal:
 		return accelschema.EventNVSwitchError
+	case xid.KernelLogUnknown:
+		return accelschema.EventKernelLogUnknown
 	}
 	return accelschema.EventXID
 }

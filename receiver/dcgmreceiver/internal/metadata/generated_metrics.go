@@ -344,6 +344,40 @@ var MapAttributeHwState = map[string]AttributeHwState{
 	"predicted_failure": AttributeHwStatePredictedFailure,
 }
 
+// AttributeKernelLogSkipReason specifies the value kernel_log.skip_reason attribute.
+type AttributeKernelLogSkipReason int
+
+const (
+	_ AttributeKernelLogSkipReason = iota
+	AttributeKernelLogSkipReasonInformational
+	AttributeKernelLogSkipReasonNotAccelerator
+	AttributeKernelLogSkipReasonOtherReceiver
+	AttributeKernelLogSkipReasonDuplicate
+)
+
+// String returns the string representation of the AttributeKernelLogSkipReason.
+func (av AttributeKernelLogSkipReason) String() string {
+	switch av {
+	case AttributeKernelLogSkipReasonInformational:
+		return "informational"
+	case AttributeKernelLogSkipReasonNotAccelerator:
+		return "not_accelerator"
+	case AttributeKernelLogSkipReasonOtherReceiver:
+		return "other_receiver"
+	case AttributeKernelLogSkipReasonDuplicate:
+		return "duplicate"
+	}
+	return ""
+}
+
+// MapAttributeKernelLogSkipReason is a helper map of string to AttributeKernelLogSkipReason attribute value.
+var MapAttributeKernelLogSkipReason = map[string]AttributeKernelLogSkipReason{
+	"informational":   AttributeKernelLogSkipReasonInformational,
+	"not_accelerator": AttributeKernelLogSkipReasonNotAccelerator,
+	"other_receiver":  AttributeKernelLogSkipReasonOtherReceiver,
+	"duplicate":       AttributeKernelLogSkipReasonDuplicate,
+}
+
 // AttributeSource specifies the value source attribute.
 type AttributeSource int
 

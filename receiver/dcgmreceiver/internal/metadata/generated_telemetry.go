@@ -23,10 +23,11 @@ func Tracer(settings component.TelemetrySettings) trace.Tracer {
 // TelemetryBuilder provides an interface for components to report telemetry
 // as defined in metadata and user config.
 type TelemetryBuilder struct {
-	meter                     metric.Meter
-	mu                        sync.Mutex
-	registrations             []metric.Registration
-	ReceiverDcgmScrapesFailed metric.Int64Counter
+	meter                             metric.Meter
+	mu                                sync.Mutex
+	registrations                     []metric.Registration
+	ReceiverDcgmKernelLogLinesSkipped metric.Int64Counter
+	ReceiverDcgmScrapesFailed         metric.Int64Counter
 }
 
 // TelemetryBuilderOption applies changes to default builder.
@@ -58,6 +59,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	}
 	builder.meter = Meter(settings)
 	var err, errs error
+	builder.ReceiverDcgmKernelLogLinesSkipped, err = builder.meter.Int64Counter(
+		"otelcol_receiver_dcgm_kernel_log_lines_skipped",
+		metric.WithDescription("Kernel log lines that carry an accelerator driver's or a PCIe error's marker but made no health event of their own, by reason: informational (the driver reporting no fault), not_accelerator (a PCIe error on a device with no accelerator on or behind it), other_receiver (another receiver's hardware), duplicate (the same fault on the same device already reported within the window). Each is also logged, rate-limited, with its file and position; none is dropped unseen. [Development]"),
+		metric.WithUnit("{line}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ReceiverDcgmScrapesFailed, err = builder.meter.Int64Counter(
 		"otelcol_receiver_dcgm_scrapes_failed",
 		metric.WithDescription("Scrapes that gave no GPU data because the source is unavailable: NVML not open (driver library, kernel driver, permission), or dcgm-exporter not reachable (scrapes skipped while its retry backoff runs included). Any steady rate means no GPU metrics from this node. [Development]"),

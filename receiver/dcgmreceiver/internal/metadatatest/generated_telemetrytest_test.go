@@ -19,7 +19,11 @@ func TestSetupTelemetry(t *testing.T) {
 	tb, err := metadata.NewTelemetryBuilder(testTel.NewTelemetrySettings())
 	require.NoError(t, err)
 	defer tb.Shutdown()
+	tb.ReceiverDcgmKernelLogLinesSkipped.Add(context.Background(), 1)
 	tb.ReceiverDcgmScrapesFailed.Add(context.Background(), 1)
+	AssertEqualReceiverDcgmKernelLogLinesSkipped(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
 	AssertEqualReceiverDcgmScrapesFailed(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())

@@ -23,6 +23,17 @@ type KernelHWError struct {
 	// Action is the driver's action= (TERMINATE_INSTANCE), as printed.
 	Action string
 	Line   string
+	// PCIe, when set, makes this a PCIe AER error on a Neuron device's
+	// link (or the port above it) instead of a NEURON_HW_ERR line: its
+	// condition and what the kernel said of it.
+	PCIe *PCIeError
+}
+
+// PCIeError is a PCIe AER error the kernel reported for a Neuron device.
+type PCIeError struct {
+	Condition xid.Condition
+	// Where names the bus and, when a port reported it, the port.
+	Where, Text string
 }
 
 // KernelEvent turns a kernel-log hardware error into one health event on
@@ -31,6 +42,10 @@ type KernelHWError struct {
 // for use concurrently with Map.
 func (m *Mapper) KernelEvent(e KernelHWError) plog.Logs {
 	_, cl := xid.ForNeuronKernelError(e.ErrorType)
+	event := accelschema.EventNeuronHWError
+	if e.PCIe != nil {
+		cl, event = xid.ForCondition(e.PCIe.Condition), accelschema.EventPCIeAER
+	}
 	ts := pcommon.NewTimestampFromTime(e.Time)
 	logs := plog.NewLogs()
 	rl := logs.ResourceLogs().AppendEmpty()
@@ -54,7 +69,7 @@ func (m *Mapper) KernelEvent(e KernelHWError) plog.Logs {
 	lr := sl.LogRecords().AppendEmpty()
 	lr.SetTimestamp(ts)
 	lr.SetObservedTimestamp(ts)
-	lr.SetEventName(accelschema.EventNeuronHWError)
+	lr.SetEventName(event)
 	lr.SetSeverityNumber(plog.SeverityNumberError)
 	lr.SetSeverityText("ERROR")
 	core := ""
@@ -65,10 +80,15 @@ func (m *Mapper) KernelEvent(e KernelHWError) plog.Logs {
 	if e.Action != "" {
 		driverAction = fmt.Sprintf(" (the driver says %s)", strings.ToLower(e.Action))
 	}
-	lr.Body().SetStr(fmt.Sprintf("%s%s: the Neuron driver reported %s: %s; recommended action: %s%s",
-		subject, core, e.ErrorType, cl.Description, cl.Action, driverAction))
+	if e.PCIe != nil {
+		lr.Body().SetStr(fmt.Sprintf("%s: %s at %s: %s: %s; recommended action: %s",
+			subject, cl.Mnemonic, e.PCIe.Where, e.PCIe.Text, cl.Description, cl.Action))
+	} else {
+		lr.Body().SetStr(fmt.Sprintf("%s%s: the Neuron driver reported %s: %s; recommended action: %s%s",
+			subject, core, e.ErrorType, cl.Description, cl.Action, driverAction))
+	}
 	attrs := lr.Attributes()
-	attrs.PutStr(accelschema.AttrEventName, accelschema.EventNeuronHWError)
+	attrs.PutStr(accelschema.AttrEventName, event)
 	attrs.PutStr(accelschema.AttrHealthFailureMode, cl.FailureMode)
 	attrs.PutStr(accelschema.AttrHealthAction, cl.Action)
 	attrs.PutStr(accelschema.AttrHWState, cl.State)

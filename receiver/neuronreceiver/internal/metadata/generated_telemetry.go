@@ -23,11 +23,12 @@ func Tracer(settings component.TelemetrySettings) trace.Tracer {
 // TelemetryBuilder provides an interface for components to report telemetry
 // as defined in metadata and user config.
 type TelemetryBuilder struct {
-	meter                         metric.Meter
-	mu                            sync.Mutex
-	registrations                 []metric.Registration
-	ReceiverNeuronMonitorRestarts metric.Int64Counter
-	ReceiverNeuronScrapesFailed   metric.Int64Counter
+	meter                               metric.Meter
+	mu                                  sync.Mutex
+	registrations                       []metric.Registration
+	ReceiverNeuronKernelLogLinesSkipped metric.Int64Counter
+	ReceiverNeuronMonitorRestarts       metric.Int64Counter
+	ReceiverNeuronScrapesFailed         metric.Int64Counter
 }
 
 // TelemetryBuilderOption applies changes to default builder.
@@ -59,6 +60,12 @@ func NewTelemetryBuilder(settings component.TelemetrySettings, options ...Teleme
 	}
 	builder.meter = Meter(settings)
 	var err, errs error
+	builder.ReceiverNeuronKernelLogLinesSkipped, err = builder.meter.Int64Counter(
+		"otelcol_receiver_neuron_kernel_log_lines_skipped",
+		metric.WithDescription("Kernel log lines that carry an accelerator driver's or a PCIe error's marker but made no health event of their own, by reason: informational (the driver reporting no fault), not_accelerator (a PCIe error on a device with no accelerator on or behind it), other_receiver (another receiver's hardware), duplicate (the same fault on the same device already reported within the window). Each is also logged, rate-limited, with its file and position; none is dropped unseen. [Development]"),
+		metric.WithUnit("{line}"),
+	)
+	errs = errors.Join(errs, err)
 	builder.ReceiverNeuronMonitorRestarts, err = builder.meter.Int64Counter(
 		"otelcol_receiver_neuron_monitor_restarts",
 		metric.WithDescription("Times neuron-monitor exited and was started again (input: subprocess). A steady rate means it keeps crashing; its stderr and exit status are logged. [Development]"),

@@ -21,6 +21,22 @@ func NewSettings(tt *componenttest.Telemetry) receiver.Settings {
 	return set
 }
 
+func AssertEqualReceiverNeuronKernelLogLinesSkipped(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
+	want := metricdata.Metrics{
+		Name:        "otelcol_receiver_neuron_kernel_log_lines_skipped",
+		Description: "Kernel log lines that carry an accelerator driver's or a PCIe error's marker but made no health event of their own, by reason: informational (the driver reporting no fault), not_accelerator (a PCIe error on a device with no accelerator on or behind it), other_receiver (another receiver's hardware), duplicate (the same fault on the same device already reported within the window). Each is also logged, rate-limited, with its file and position; none is dropped unseen. [Development]",
+		Unit:        "{line}",
+		Data: metricdata.Sum[int64]{
+			Temporality: metricdata.CumulativeTemporality,
+			IsMonotonic: true,
+			DataPoints:  dps,
+		},
+	}
+	got, err := tt.GetMetric("otelcol_receiver_neuron_kernel_log_lines_skipped")
+	require.NoError(t, err)
+	metricdatatest.AssertEqual(t, want, got, opts...)
+}
+
 func AssertEqualReceiverNeuronMonitorRestarts(t *testing.T, tt *componenttest.Telemetry, dps []metricdata.DataPoint[int64], opts ...metricdatatest.Option) {
 	want := metricdata.Metrics{
 		Name:        "otelcol_receiver_neuron_monitor_restarts",

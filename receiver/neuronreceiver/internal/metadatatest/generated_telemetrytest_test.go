@@ -19,8 +19,12 @@ func TestSetupTelemetry(t *testing.T) {
 	tb, err := metadata.NewTelemetryBuilder(testTel.NewTelemetrySettings())
 	require.NoError(t, err)
 	defer tb.Shutdown()
+	tb.ReceiverNeuronKernelLogLinesSkipped.Add(context.Background(), 1)
 	tb.ReceiverNeuronMonitorRestarts.Add(context.Background(), 1)
 	tb.ReceiverNeuronScrapesFailed.Add(context.Background(), 1)
+	AssertEqualReceiverNeuronKernelLogLinesSkipped(t, testTel,
+		[]metricdata.DataPoint[int64]{{Value: 1}},
+		metricdatatest.IgnoreTimestamp())
 	AssertEqualReceiverNeuronMonitorRestarts(t, testTel,
 		[]metricdata.DataPoint[int64]{{Value: 1}},
 		metricdatatest.IgnoreTimestamp())
