@@ -23,7 +23,7 @@ type Config struct {
 func (c *Config) Validate() error {
 	var errs []error
 	if len(c.AgentServiceAccounts) == 0 && !c.AcceptUnauthenticated {
-		errs = append(errs, errors.New("agent_service_accounts is empty: name the node agents' service accounts as <namespace>/<name> (otelcol-accel/otelcol-accel-agent in the shipped manifests)"))
+		errs = append(errs, errors.New("agent_service_accounts is empty: name the node agents' service accounts as <namespace>/<name> (otelcol-accel/otelcol-accel in the shipped manifests)"))
 	}
 	for _, sa := range c.AgentServiceAccounts {
 		ns, name, ok := strings.Cut(sa, "/")

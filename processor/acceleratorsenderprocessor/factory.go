@@ -24,7 +24,7 @@ func NewFactory() processor.Factory {
 // The shipped manifests' agent service account; nothing passes
 // unauthenticated unless the config says so.
 func createDefaultConfig() component.Config {
-	return &Config{AgentServiceAccounts: []string{"otelcol-accel/otelcol-accel-agent"}}
+	return &Config{AgentServiceAccounts: []string{"otelcol-accel/otelcol-accel"}}
 }
 
 func start(p *senderProcessor) processorhelper.Option {
