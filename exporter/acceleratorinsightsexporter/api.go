@@ -46,6 +46,8 @@ type api struct {
 	now        func() time.Time
 	warn       *componenthealth.Logger
 	tel        *metadata.TelemetryBuilder
+	writers    *writers // set by Start
+	audit      *zap.Logger
 
 	mu         sync.Mutex
 	view       *fleet.View
@@ -74,7 +76,7 @@ type api struct {
 	recipes map[string]recipe
 }
 
-func (a *api) routes(mux *http.ServeMux) {
+func (a *api) routes(mux *routeMux) {
 	mux.HandleFunc("GET /api/v1/session", a.session)
 	mux.HandleFunc("GET /api/v1/filters", a.withView(nil, func(v *fleet.View, _ fleet.Filter, _ *http.Request) (any, error) {
 		return v.Filters(), nil
@@ -365,13 +367,22 @@ func (a *api) withViewMemo(extra []string, fn viewFunc, memo bool) http.HandlerF
 // good one rather than a fresh one.
 const problemHeader = "X-Insights-Backend-Problem"
 
-func (a *api) session(w http.ResponseWriter, _ *http.Request) {
+func (a *api) session(w http.ResponseWriter, r *http.Request) {
 	problem, since := a.backendProblem()
 	var problemSince any
 	if problem != "" {
 		problemSince = since.UTC()
 	}
+	// read_only and write_refused tell the page to disable its buttons and
+	// why; user is who this client's writes would be recorded as.
+	user, refused := a.writers.identity(r)
+	readOnly := a.writers.readOnly()
+	refusal := ""
+	if refused != nil {
+		refusal = refused.Error()
+	}
 	writeJSON(w, http.StatusOK, map[string]any{
+		"read_only": readOnly != "", "read_only_reason": readOnly, "user": user, "write_refused": refusal,
 		"csrf_token": a.token, "backend": a.backend.Name(), "version": a.version,
 		"retention_seconds": a.retention.Seconds(), "rate_window_seconds": a.rateWindow.Seconds(),
 		"generated_at":    a.now().UTC(),
@@ -480,8 +491,8 @@ var decisions = map[string]string{
 }
 
 func (a *api) decide(w http.ResponseWriter, r *http.Request) {
-	if msg := sameOrigin(r, a.token); msg != "" {
-		writeError(w, http.StatusForbidden, errors.New(msg))
+	who, ok := a.writers.authorize(w, r, a.token)
+	if !ok {
 		return
 	}
 	state, ok := decisions[r.PathValue("action")]
@@ -493,7 +504,7 @@ func (a *api) decide(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	f, err := a.logs.Decide(r.Context(), r.PathValue("id"), state, note, a.now())
+	f, err := a.logs.Decide(r.Context(), r.PathValue("id"), logstore.Decision{State: state, Note: note, By: who}, a.now())
 	switch {
 	case errors.Is(err, logstore.ErrUnknownFinding):
 		writeError(w, http.StatusNotFound, fmt.Errorf("no finding %q", r.PathValue("id")))
@@ -505,7 +516,23 @@ func (a *api) decide(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.invalidateLogs()
+	a.auditDecision(r, f, who)
 	writeJSON(w, http.StatusOK, f)
+}
+
+// auditDecision logs who changed a finding's state: the audit record of
+// acknowledge, dismiss and reopen (an approval's is the remediator's).
+func (a *api) auditDecision(r *http.Request, f fleet.Finding, who string) {
+	if a.audit == nil {
+		return
+	}
+	note := ""
+	if f.Note != nil {
+		note = *f.Note
+	}
+	a.audit.Info("accelerator_insights: finding "+f.State, zap.String("finding", f.ID), zap.String("kind", f.Kind),
+		zap.String("node", f.Node), zap.String("device", f.DeviceID), zap.String("by", who), zap.String("note", note),
+		zap.String("remote", r.RemoteAddr))
 }
 
 // readNote reads a POST's optional body, {"note": "…"}, of at most 1 KiB

@@ -73,7 +73,7 @@ type unschedulable struct {
 // maxLifecycleRecords bounds the records one answer lists of each kind.
 const maxLifecycleRecords = 100
 
-func (a *api) lifecycleRoutes(mux *http.ServeMux, st *k8sstore.Store) {
+func (a *api) lifecycleRoutes(mux *routeMux, st *k8sstore.Store) {
 	mux.HandleFunc("GET /api/v1/lifecycle", a.withView(nil, func(v *fleet.View, f fleet.Filter, _ *http.Request) (any, error) {
 		return lifecycle(v, f, st.Snapshot()), nil
 	}))

@@ -1,7 +1,6 @@
 package acceleratorinsightsexporter
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -9,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"go.opentelemetry.io/collector/client"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/component/componentstatus"
 
@@ -18,10 +16,6 @@ import (
 
 // remediationType is the component type the remediation key must name.
 const remediationType = "accelerator_remediation"
-
-// defaultApprover is who an approval names when the console's HTTP server
-// authenticates nobody (no auth extension, or one that names no subject).
-const defaultApprover = "insights console"
 
 // remediationStartWait is how long after Start the named remediation
 // exporter may take to register. The collector starts exporters in an order
@@ -34,8 +28,9 @@ var remediationStartWait = 2 * time.Minute
 // the remediation key and takes approvals for it (internal/remediationplans).
 // It holds no plan itself: every answer is the exporter's current snapshot.
 type plansAPI struct {
-	id    *component.ID // nil: no remediation configured
-	token string
+	id      *component.ID // nil: no remediation configured
+	token   string
+	writers *writers // set by Start
 
 	mu      sync.Mutex
 	problem string // why the plans cannot be shown ("" when they can)
@@ -126,7 +121,7 @@ func (p *plansAPI) source() (remediationplans.Source, error) {
 
 var errNoRemediation = errors.New("no remediation exporter is configured: set `remediation: accelerator_remediation` (its component id) on accelerator_insights")
 
-func (p *plansAPI) routes(mux *http.ServeMux) {
+func (p *plansAPI) routes(mux *routeMux) {
 	mux.HandleFunc("GET /api/v1/plans", p.list)
 	mux.HandleFunc("POST /api/v1/plans/{id}/approve", p.approve)
 }
@@ -222,8 +217,8 @@ type approveAnswer struct {
 }
 
 func (p *plansAPI) approve(w http.ResponseWriter, r *http.Request) {
-	if msg := sameOrigin(r, p.token); msg != "" {
-		writeError(w, http.StatusForbidden, errors.New(msg))
+	who, ok := p.writers.authorize(w, r, p.token)
+	if !ok {
 		return
 	}
 	// The approval takes no note (the audit records who and how); a body
@@ -236,7 +231,7 @@ func (p *plansAPI) approve(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, err)
 		return
 	}
-	id, who := r.PathValue("id"), approver(r.Context())
+	id := r.PathValue("id")
 	err = src.Approve(r.Context(), id, who)
 	switch {
 	case errors.Is(err, remediationplans.ErrUnknownPlan):
@@ -256,23 +251,4 @@ func (p *plansAPI) approve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	writeJSON(w, http.StatusOK, out)
-}
-
-// approverAttributes are the attributes auth extensions name their client
-// by (oidc: subject; basicauth: username), in the order they are tried.
-var approverAttributes = []string{"subject", "username", "sub", "email"}
-
-// approver is who an approval is given by: the client the collector's auth
-// extension authenticated, else the console itself.
-func approver(ctx context.Context) string {
-	info := client.FromContext(ctx)
-	if info.Auth == nil {
-		return defaultApprover
-	}
-	for _, k := range approverAttributes {
-		if s, ok := info.Auth.GetAttribute(k).(string); ok && s != "" {
-			return s
-		}
-	}
-	return defaultApprover
 }

@@ -259,14 +259,39 @@ func (a authData) GetAttributeNames() []string {
 	return out
 }
 
-// An approval names the client the auth extension authenticated, else
-// the console.
-func TestApproverFromAuth(t *testing.T) {
-	assert.Equal(t, defaultApprover, approver(context.Background()))
-	with := func(a authData) context.Context {
-		return client.NewContext(context.Background(), client.Info{Auth: a})
+// A write names the client the auth extension authenticated; with no name,
+// the local console user on a loopback console, and a refusal beyond it.
+func TestWriterIdentityFromAuth(t *testing.T) {
+	req := func(a authData) *http.Request {
+		r, err := http.NewRequest(http.MethodPost, "http://localhost/", nil)
+		require.NoError(t, err)
+		if a != nil {
+			r = r.WithContext(client.NewContext(context.Background(), client.Info{Auth: a}))
+		}
+		return r
 	}
-	assert.Equal(t, "alice@example.com", approver(with(authData{"subject": "alice@example.com", "membership": []string{"sre"}})))
-	assert.Equal(t, "bob", approver(with(authData{"username": "bob"})))
-	assert.Equal(t, defaultApprover, approver(with(authData{"raw": "token"})))
+	oidc := component.MustNewID("oidc")
+	loopback := &writers{loopback: true}
+	who, err := loopback.identity(req(nil))
+	require.NoError(t, err)
+	assert.Equal(t, defaultApprover, who)
+
+	authed := &writers{auth: &oidc, endpoint: "0.0.0.0:8686"}
+	for want, a := range map[string]authData{
+		"alice@example.com": {"subject": "alice@example.com", "membership": []string{"sre"}},
+		"bob":               {"username": "bob"},
+	} {
+		who, err := authed.identity(req(a))
+		require.NoError(t, err)
+		assert.Equal(t, want, who)
+	}
+	_, err = authed.identity(req(authData{"raw": "token"}))
+	require.ErrorIs(t, err, errNoIdentity, "beyond loopback, an authenticator that names no one is refused")
+	who, err = (&writers{auth: &oidc, loopback: true}).identity(req(authData{"raw": "token"}))
+	require.NoError(t, err)
+	assert.Equal(t, defaultApprover, who, "on loopback it is the local console user")
+
+	open := &writers{endpoint: "0.0.0.0:8686"}
+	_, err = open.identity(req(authData{"subject": "mallory"}))
+	require.ErrorContains(t, err, "read-only", "no authenticator beyond loopback: read-only, whatever the context claims")
 }

@@ -9,6 +9,8 @@ import (
 
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/config/confighttp"
+
+	"github.com/otelcol-accel/otelcol-accel/internal/hostguard"
 )
 
 // Backends the console reads from.
@@ -27,6 +29,11 @@ type Config struct {
 	// The console's HTTP server: endpoint (default localhost:8686), tls,
 	// auth (the collector's auth extensions), and the rest of confighttp.
 	confighttp.ServerConfig `mapstructure:",squash"`
+	// Names: allowed_hosts and allowed_origins, the names (beyond
+	// localhost, 127.0.0.1 and [::1] on the console's port) and the pages'
+	// origins the console answers; any other Host is refused, on every
+	// route (internal/hostguard: DNS rebinding).
+	Names hostguard.Config `mapstructure:",squash"`
 
 	// Backend is memory (default) or prometheus.
 	Backend string `mapstructure:"backend"`
@@ -108,6 +115,9 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("endpoint: must be host:port (the console listens there; localhost:8686 keeps it on this machine)"))
 	} else if _, _, err := net.SplitHostPort(c.NetAddr.Endpoint); err != nil {
 		errs = append(errs, fmt.Errorf("endpoint: %q is not host:port: %w", c.NetAddr.Endpoint, err))
+	}
+	if err := c.Names.Check(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.CORS.HasValue() {
 		errs = append(errs, errors.New("cors: not supported: the console and its API are served from one origin, and cross-origin requests are refused on purpose; remove cors"))

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -24,6 +25,7 @@ import (
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorinsightsexporter/internal/metadata"
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorinsightsexporter/internal/promstore"
 	"github.com/otelcol-accel/otelcol-accel/internal/componenthealth"
+	"github.com/otelcol-accel/otelcol-accel/internal/hostguard"
 )
 
 // insightsExporter is one console: the model (or the Prometheus client),
@@ -45,6 +47,9 @@ type insightsExporter struct {
 
 	server   *http.Server
 	listener net.Listener
+	guard    *hostguard.Guard
+	writers  *writers
+	routes   []string // the mux's patterns, every route the console serves
 	done     sync.WaitGroup
 }
 
@@ -60,7 +65,7 @@ func newExporter(cfg *Config, set exporter.Settings) (*insightsExporter, error) 
 		logs:     logstore.New(cfg.Logs.MaxEvents, cfg.Logs.MaxFindings),
 	}
 	e.api = &api{logs: e.logs, idle: cfg.IdleUtilization, rateWindow: cfg.RateWindow, retention: cfg.Memory.Retention,
-		token: hex.EncodeToString(token), version: set.BuildInfo.Version, now: time.Now, warn: e.warn}
+		token: hex.EncodeToString(token), version: set.BuildInfo.Version, now: time.Now, warn: e.warn, audit: set.Logger}
 	e.logs.SetRetention(cfg.Logs.DecisionRetention)
 	tel, err := metadata.NewTelemetryBuilder(set.TelemetrySettings)
 	if err != nil {
@@ -97,14 +102,16 @@ func (e *insightsExporter) consumeLogs(ld plog.Logs) {
 	e.k8s.ConsumeLogs(ld)
 }
 
-// Handler is the console's HTTP handler (API, assets, security headers).
-func (e *insightsExporter) Handler() http.Handler {
-	mux := http.NewServeMux()
+// handler is the console's HTTP handler (API, assets, security headers),
+// every route behind the guard of the names it may be reached by.
+func (e *insightsExporter) handler(guard *hostguard.Guard) http.Handler {
+	mux := newRouteMux()
 	e.api.routes(mux)
 	e.plans.routes(mux)
 	e.api.lifecycleRoutes(mux, e.k8s)
 	mux.Handle("/", staticHandler())
-	return securityHeaders(countRequests(e.tel, mux))
+	e.routes = mux.patterns
+	return securityHeaders(countRequests(e.tel, guard.Handler(mux)))
 }
 
 func (e *insightsExporter) Start(ctx context.Context, host component.Host) error {
@@ -133,13 +140,24 @@ func (e *insightsExporter) Start(ctx context.Context, host component.Host) error
 	if err != nil {
 		return fmt.Errorf("endpoint %s: cannot listen (another process on that port? set endpoint): %w", e.cfg.NetAddr.Endpoint, err)
 	}
-	srv, err := e.cfg.ToServer(ctx, host.GetExtensions(), e.set.TelemetrySettings, e.Handler())
+	guard, err := hostguard.New(e.cfg.Names, listenerPort(ln.Addr()), "accelerator_insights console", e.logger)
 	if err != nil {
 		_ = ln.Close()
 		return err
 	}
-	e.server, e.listener = srv, ln
-	e.logger.Info("accelerator_insights: console serving", zap.String("url", "http://"+ln.Addr().String()+"/"))
+	e.writers = newWriters(e.cfg, ln.Addr())
+	e.api.writers, e.plans.writers = e.writers, e.writers
+	srv, err := e.cfg.ToServer(ctx, host.GetExtensions(), e.set.TelemetrySettings, e.handler(guard))
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	e.server, e.listener, e.guard = srv, ln, guard
+	e.logger.Info("accelerator_insights: console serving", zap.String("url", "http://"+ln.Addr().String()+"/"),
+		zap.Strings("allowed_hosts", guard.Hosts()))
+	if why := e.writers.readOnly(); why != "" {
+		e.logger.Warn("accelerator_insights: the console is " + why)
+	}
 	e.done.Add(1)
 	go func() {
 		defer e.done.Done()
@@ -190,4 +208,12 @@ func storageClient(ctx context.Context, host component.Host, ext, self component
 		return nil, fmt.Errorf("storage: %q gave no client: %w", ext, err)
 	}
 	return c, nil
+}
+
+// listenerPort is the TCP port a listener was given ("" for a unix socket).
+func listenerPort(addr net.Addr) string {
+	if a, ok := addr.(*net.TCPAddr); ok {
+		return strconv.Itoa(a.Port)
+	}
+	return ""
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -43,7 +44,10 @@ type console struct {
 	url   string
 	clock *clock
 	token string
-	stops []func(context.Context) error
+	// authorization goes on every request (a console behind an auth
+	// extension).
+	authorization string
+	stops         []func(context.Context) error
 }
 
 func exporterSettings(t testing.TB, f exporter.Factory, name string) exporter.Settings {
@@ -85,6 +89,13 @@ func startConsoleNoCleanup(t testing.TB, cfg *Config, host component.Host, name 
 // read its own metrics from).
 func startConsoleWith(t testing.TB, cfg *Config, host component.Host, name string, set exporter.Settings) *console {
 	t.Helper()
+	return startConsoleAuthorized(t, cfg, host, name, set, "")
+}
+
+// startConsoleAuthorized starts a console whose requests carry this
+// Authorization header.
+func startConsoleAuthorized(t testing.TB, cfg *Config, host component.Host, name string, set exporter.Settings, authorization string) *console {
+	t.Helper()
 	if host == nil {
 		host = componenttest.NewNopHost()
 	}
@@ -97,7 +108,8 @@ func startConsoleWith(t testing.TB, cfg *Config, host component.Host, name strin
 	require.NoError(t, me.Start(context.Background(), host))
 	require.NoError(t, le.Start(context.Background(), host))
 	e := me.(metricsExporter).Unwrap()
-	c := &console{e: e, url: "http://" + e.Addr(), clock: &clock{t: fixture.Now}, stops: []func(context.Context) error{me.Shutdown, le.Shutdown}}
+	c := &console{e: e, url: "http://" + loopbackAddr(e.Addr()), clock: &clock{t: fixture.Now}, authorization: authorization,
+		stops: []func(context.Context) error{me.Shutdown, le.Shutdown}}
 	e.api.now = c.clock.now
 	if e.mem != nil {
 		e.mem.SetClock(c.clock.now)
@@ -124,9 +136,24 @@ func (c *console) feed(t *testing.T, end time.Time) {
 	c.e.api.invalidate()
 }
 
+// loopbackAddr is where a test reaches a listener: 127.0.0.1 on its port
+// when it listens on every interface.
+func loopbackAddr(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err == nil && (host == "0.0.0.0" || host == "::") {
+		return net.JoinHostPort("127.0.0.1", port)
+	}
+	return addr
+}
+
 func (c *console) get(t testing.TB, path string) (*http.Response, []byte) {
 	t.Helper()
-	resp, err := http.Get(c.url + path)
+	req, err := http.NewRequest(http.MethodGet, c.url+path, nil)
+	require.NoError(t, err)
+	if c.authorization != "" {
+		req.Header.Set("Authorization", c.authorization)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
@@ -145,6 +172,9 @@ func (c *console) post(t *testing.T, path string, header map[string]string, body
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, c.url+path, strings.NewReader(body))
 	require.NoError(t, err)
+	if c.authorization != "" {
+		req.Header.Set("Authorization", c.authorization)
+	}
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}

@@ -49,7 +49,10 @@ type Finding struct {
 	LastSeen       time.Time  `json:"last_seen"`
 	Count          int        `json:"count"`
 	StateChangedAt *time.Time `json:"state_changed_at"`
-	Note           *string    `json:"note"`
+	// StateChangedBy is who set the state (the authenticated identity,
+	// or the local console user on a loopback-only console).
+	StateChangedBy string  `json:"state_changed_by,omitempty"`
+	Note           *string `json:"note"`
 
 	// Identity of the resource it was raised on, for filters.
 	Identity `json:"-"`

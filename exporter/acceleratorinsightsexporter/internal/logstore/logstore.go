@@ -39,6 +39,9 @@ type Decision struct {
 	State     string    `json:"state"`
 	ChangedAt time.Time `json:"changed_at"`
 	Note      string    `json:"note,omitempty"`
+	// By is who decided (the console's authenticated identity); records
+	// saved before it was kept have none.
+	By string `json:"by,omitempty"`
 	// LastSeen is when its finding was last raised, as far as this
 	// store saw (records saved before it was kept have none: ChangedAt
 	// stands for it).
@@ -120,6 +123,7 @@ func apply(f *fleet.Finding, d Decision) {
 	f.State = d.State
 	t := d.ChangedAt.UTC()
 	f.StateChangedAt = &t
+	f.StateChangedBy = d.By
 	if d.Note != "" {
 		note := d.Note
 		f.Note = &note
@@ -128,16 +132,17 @@ func apply(f *fleet.Finding, d Decision) {
 	}
 }
 
-// Decide sets a finding's state (open, acknowledged, dismissed) and saves
-// all decisions; it returns the finding as it is now.
-func (st *Store) Decide(ctx context.Context, id, state, note string, now time.Time) (fleet.Finding, error) {
+// Decide sets a finding's state (d: open, acknowledged, dismissed, with
+// its note and who decided) and saves all decisions; it returns the
+// finding as it is now.
+func (st *Store) Decide(ctx context.Context, id string, d Decision, now time.Time) (fleet.Finding, error) {
 	st.mu.Lock()
 	f, ok := st.findings[id]
 	if !ok {
 		st.mu.Unlock()
 		return fleet.Finding{}, ErrUnknownFinding
 	}
-	d := Decision{State: state, ChangedAt: now.UTC(), Note: note, LastSeen: f.LastSeen}
+	d.ChangedAt, d.LastSeen = now.UTC(), f.LastSeen
 	st.decisions[id] = d
 	apply(f, d)
 	st.version.Add(1)

@@ -35,6 +35,23 @@ export function session() {
   return sessionPromise;
 }
 
+// disableIfReadOnly disables a write button (acknowledge, dismiss, reopen,
+// approve) when the console takes no writes from this client: read-only
+// (listening beyond loopback without an authenticator) or no identity to
+// record the write under. The reason is the button's tooltip and
+// data-refused attribute.
+export function disableIfReadOnly(btn) {
+  session().then((s) => {
+    const why = s.read_only ? s.read_only_reason : s.write_refused;
+    if (why) {
+      btn.disabled = true;
+      btn.title = why;
+      btn.dataset.refused = why;
+    }
+  }).catch(() => {});
+  return btn;
+}
+
 // post sends a state change (acknowledge, dismiss, reopen) with the CSRF
 // header the server requires.
 export async function post(path, body) {

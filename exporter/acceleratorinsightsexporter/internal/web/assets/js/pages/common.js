@@ -1,7 +1,7 @@
 // Pieces several pages share: a tile of the device grid, holder and finding
 // tables, waste-by-reason lists, and the utilization colour scale.
 
-import {post} from '../api.js';
+import {disableIfReadOnly, post} from '../api.js';
 import {badge, deviceHref, h, healthBadge, link, nodeHref, podHref, table} from '../dom.js';
 import {money, moneyRound, pct, perHour, share, time, words} from '../format.js';
 
@@ -132,7 +132,7 @@ function stateCell(f, onChange) {
         btn.disabled = false;
       }
     }}, action);
-    cell.append(' ', btn);
+    cell.append(' ', disableIfReadOnly(btn));
   }
   return cell;
 }

@@ -5,7 +5,7 @@
 // to the remediation engine, which takes it on its next tick with the same
 // audit record and guard rails as a node annotation.
 
-import {getJSON, post} from '../api.js';
+import {disableIfReadOnly, getJSON, post} from '../api.js';
 import {badge, deviceHref, h, link, nodeHref, podHref, section, table} from '../dom.js';
 import {time, words} from '../format.js';
 
@@ -94,6 +94,6 @@ function approveButton(p, onChange) {
       btn.disabled = false;
     }
   }}, 'approve');
-  holder.prepend(btn);
+  holder.prepend(disableIfReadOnly(btn));
   return holder;
 }
