@@ -32,7 +32,7 @@ func TestEveryListenerInTheProductIsGuarded(t *testing.T) {
 	root := filepath.Join("..", "..")
 	serving := map[string][]string{} // package dir → files that start a server
 	guarded := map[string]bool{}
-	for _, top := range []string{"receiver", "processor", "exporter", "internal", "cmd"} {
+	for _, top := range []string{"receiver", "processor", "exporter", "extension", "connector", "internal", "cmd"} {
 		err := filepath.WalkDir(filepath.Join(root, top), func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
