@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/kernlog"
 )
 
 // readCapture runs a fixture through the whole reader (File, Run) and
@@ -143,10 +145,10 @@ func TestXIDAndSXidsOnAnHGXNodeStayApart(t *testing.T) {
 	}
 	for _, form := range []string{"dmesg --time-format iso", "dmesg -x", "journalctl -k -o short-iso-precise", "/dev/kmsg record"} {
 		t.Run(form, func(t *testing.T) {
-			var format func(stamp, string) string
-			for _, f := range lineForms {
-				if f.name == form {
-					format = f.format
+			var format func(kernlog.Stamp, string) string
+			for _, f := range kernlog.Forms {
+				if f.Name == form {
+					format = f.Render
 				}
 			}
 			require.NotNil(t, format)
@@ -154,7 +156,7 @@ func TestXIDAndSXidsOnAnHGXNodeStayApart(t *testing.T) {
 			var b strings.Builder
 			for i, l := range lines {
 				d := time.Hour + time.Duration(i)*time.Millisecond
-				b.WriteString(format(stamp{wall: boot.Add(d), sinceBoot: d, sincePrev: time.Millisecond, seq: i + 1}, l) + "\n")
+				b.WriteString(format(kernlog.Stamp{Wall: boot.Add(d), SinceBoot: d, SincePrev: time.Millisecond, Seq: i + 1}, l) + "\n")
 			}
 			path := filepath.Join(t.TempDir(), "hgx.log")
 			require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o600))

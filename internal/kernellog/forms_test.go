@@ -1,11 +1,8 @@
 package kernellog
 
 import (
-	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/kernlog"
 )
 
 // The health lines every form is tried with. Their text is the drivers' and
@@ -29,141 +28,31 @@ var formLines = []struct {
 	{"NEURON_HW_ERR=SRAM_UNCORRECTABLE_ERROR instance-id=i-0592464924bd45322 hostname=ip-172-31-61-252 nd-id=0 nc-id=0 serial-num=19fcda00f5ff6eb9 action=TERMINATE_INSTANCE", "neuron_hw_error::0"},
 }
 
-// A line's place in time, for the forms that write one: the wall time, the
-// seconds since boot, and the seconds since the line before.
-type stamp struct {
-	wall        time.Time
-	sinceBoot   time.Duration
-	sincePrev   time.Duration
-	first, kmsg bool
-	seq         int
-}
-
-// lineForms are how the tools on a node write a kernel message: every dmesg
-// time format with and without -x's facility and level, journalctl -k's
-// outputs, syslog and /dev/kmsg. wantTime says whether the form gives the
-// message's time to within resolution (dmesg's delta alone gives none: it
-// counts from a line before that it does not date; -H dates the minute and
-// counts from it).
-const (
-	undated = time.Duration(0)
-	usec    = time.Microsecond
-	second  = time.Second
-	minute  = time.Minute
-)
-
-var lineForms = []struct {
-	name       string
-	format     func(s stamp, msg string) string
-	resolution time.Duration
-}{
-	{"dmesg", func(s stamp, m string) string { return fmt.Sprintf("[%s] %s", secs(s.sinceBoot), m) }, usec},
-	{"dmesg --time-format raw", func(s stamp, m string) string { return fmt.Sprintf("[%s] %s", secs(s.sinceBoot), m) }, usec},
-	{"dmesg -r", func(s stamp, m string) string { return fmt.Sprintf("<4>[%s] %s", secs(s.sinceBoot), m) }, usec},
-	{"dmesg -x", func(s stamp, m string) string { return fmt.Sprintf("kern  :warn  : [%s] %s", secs(s.sinceBoot), m) }, usec},
-	{"dmesg -T", func(s stamp, m string) string { return fmt.Sprintf("[%s] %s", s.wall.Format(time.ANSIC), m) }, second},
-	{"dmesg -T -x", func(s stamp, m string) string {
-		return fmt.Sprintf("kern  :err   : [%s] %s", s.wall.Format(time.ANSIC), m)
-	}, second},
-	{"dmesg --time-format ctime", func(s stamp, m string) string { return fmt.Sprintf("[%s] %s", s.wall.Format(time.ANSIC), m) }, second},
-	{"dmesg -H", reltime, minute},
-	{"dmesg --time-format reltime -x", func(s stamp, m string) string { return "kern  :warn  : " + reltime(s, m) }, minute},
-	{"dmesg --time-format delta", func(s stamp, m string) string { return fmt.Sprintf("[<%12.6f>] %s", s.sincePrev.Seconds(), m) }, undated},
-	{"dmesg -d", func(s stamp, m string) string {
-		return fmt.Sprintf("[%s <%12.6f>] %s", secs(s.sinceBoot), s.sincePrev.Seconds(), m)
-	}, usec},
-	{"dmesg --time-format notime", func(_ stamp, m string) string { return m }, undated},
-	{"dmesg --time-format notime -x", func(_ stamp, m string) string { return "kern  :crit  : " + m }, undated},
-	{"dmesg --time-format iso", func(s stamp, m string) string { return dmesgISO(s.wall) + " " + m }, usec},
-	{"dmesg --time-format iso -x", func(s stamp, m string) string { return "kern  :warn  : " + dmesgISO(s.wall) + " " + m }, usec},
-	{"journalctl -k (short)", func(s stamp, m string) string { return s.wall.Format("Jan 02 15:04:05") + " gpu-node-1 kernel: " + m }, second},
-	{"journalctl -k -o short-precise", func(s stamp, m string) string {
-		return s.wall.Format("Jan 02 15:04:05.000000") + " gpu-node-1 kernel: " + m
-	}, usec},
-	{"journalctl -k -o short-iso", func(s stamp, m string) string {
-		return s.wall.Format("2006-01-02T15:04:05-07:00") + " gpu-node-1 kernel: " + m
-	}, second},
-	{"journalctl -k -o short-iso (systemd < 250)", func(s stamp, m string) string {
-		return s.wall.Format("2006-01-02T15:04:05-0700") + " gpu-node-1 kernel: " + m
-	}, second},
-	{"journalctl -k -o short-iso-precise", func(s stamp, m string) string {
-		return s.wall.Format("2006-01-02T15:04:05.000000-07:00") + " gpu-node-1 kernel: " + m
-	}, usec},
-	{"journalctl -k -o short-monotonic", func(s stamp, m string) string { return fmt.Sprintf("[%s] gpu-node-1 kernel: %s", secs(s.sinceBoot), m) }, usec},
-	{"journalctl -k -o json", journalJSON, usec},
-	{"syslog RFC 3164 (kern.log)", func(s stamp, m string) string {
-		return s.wall.Format(time.Stamp) + " gpu-node-1 kernel: [" + secs(s.sinceBoot) + "] " + m
-	}, second},
-	{"syslog RFC 3164 with priority", func(s stamp, m string) string { return "<4>" + s.wall.Format(time.Stamp) + " gpu-node-1 kernel: " + m }, second},
-	{"syslog RFC 3339 (rsyslog high precision)", func(s stamp, m string) string {
-		return s.wall.Format("2006-01-02T15:04:05.000000-07:00") + " gpu-node-1 kernel: " + m
-	}, usec},
-	{"syslog RFC 5424", func(s stamp, m string) string {
-		return "<4>1 " + s.wall.Format("2006-01-02T15:04:05.000000Z07:00") + " gpu-node-1 kernel - - - " + m
-	}, usec},
-	{"syslog RFC 5424 with structured data", func(s stamp, m string) string {
-		return "<4>1 " + s.wall.Format("2006-01-02T15:04:05.000000Z07:00") + ` gpu-node-1 kernel - - [timeQuality tzKnown="1" isSynced="0"][origin x="a\]b"] ` + m
-	}, usec},
-	{"/dev/kmsg record", func(s stamp, m string) string {
-		return fmt.Sprintf("4,%d,%d,-;%s", s.seq, s.sinceBoot.Microseconds(), m)
-	}, usec},
-}
-
-func secs(d time.Duration) string {
-	return fmt.Sprintf("%5d.%06d", int64(d/time.Second), (d % time.Second).Microseconds())
-}
-
-// dmesgISO is dmesg's iso format: a comma before the microseconds.
-func dmesgISO(t time.Time) string {
-	return t.Format("2006-01-02T15:04:05") + "," + fmt.Sprintf("%06d", t.Nanosecond()/1000) + t.Format("-07:00")
-}
-
-// reltime is dmesg -H: the minute in full when it changes, else the
-// seconds since the line before.
-func reltime(s stamp, m string) string {
-	if s.first {
-		return "[" + s.wall.Format("Jan02 15:04") + "] " + m
-	}
-	return fmt.Sprintf("[  %+8.6f] %s", s.sincePrev.Seconds(), m)
-}
-
-func journalJSON(s stamp, m string) string {
-	b, _ := json.Marshal(map[string]string{
-		"__CURSOR":             "s=1;i=" + strconv.Itoa(s.seq),
-		"__REALTIME_TIMESTAMP": strconv.FormatInt(s.wall.UnixMicro(), 10),
-		"_TRANSPORT":           "kernel",
-		"PRIORITY":             "4",
-		"MESSAGE":              m,
-		"_HOSTNAME":            "gpu-node-1",
-	})
-	return string(b)
-}
-
 // TestEveryFormEveryHealthLine: each form × each health line, read by the
 // source a node would use for it, makes the line's event, at its time where
 // the form gives one; nothing is skipped and nothing goes wrong.
 func TestEveryFormEveryHealthLine(t *testing.T) {
 	boot := time.Date(2024, 11, 15, 11, 0, 0, 0, time.UTC)
 	clock := Clock{Boot: boot, Now: func() time.Time { return time.Date(2024, 11, 16, 0, 0, 0, 0, time.UTC) }}
-	for _, form := range lineForms {
-		t.Run(form.name, func(t *testing.T) {
+	for _, form := range kernlog.Forms {
+		t.Run(form.Name, func(t *testing.T) {
 			t.Parallel()
 			var b strings.Builder
-			var stamps []stamp
+			var stamps []kernlog.Stamp
 			since := 3723470068 * time.Microsecond // 1:02:03.470068 after boot
 			for i, l := range formLines {
 				gap := time.Duration(i) * 1500 * time.Microsecond
-				s := stamp{wall: boot.Add(since + gap), sinceBoot: since + gap, sincePrev: 1500 * time.Microsecond, first: i == 0, seq: 100 + i}
+				s := kernlog.Stamp{Wall: boot.Add(since + gap), SinceBoot: since + gap, SincePrev: 1500 * time.Microsecond, First: i == 0, Seq: 100 + i}
 				if i == 0 {
-					s.sincePrev = 0
+					s.SincePrev = 0
 				}
 				stamps = append(stamps, s)
-				b.WriteString(form.format(s, l.text) + "\n")
+				b.WriteString(form.Render(s, l.text) + "\n")
 			}
 			path := filepath.Join(t.TempDir(), "kernel.log")
 			require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o600))
 			var src Source = &File{Path: path, Clock: clock, Poll: 10 * time.Millisecond}
-			if strings.HasPrefix(form.name, "/dev/kmsg") {
+			if strings.HasPrefix(form.Name, "/dev/kmsg") {
 				src = &Kmsg{Path: path, Clock: clock, Poll: 10 * time.Millisecond, BootIDPath: filepath.Join(t.TempDir(), "none")}
 			}
 			c := newCollector()
@@ -180,8 +69,8 @@ func TestEveryFormEveryHealthLine(t *testing.T) {
 				if i >= len(stamps) {
 					break
 				}
-				if form.resolution != undated {
-					assert.WithinDuration(t, stamps[i].wall, ev.Time, form.resolution, "event %d (%s) time", i, ev.Kind)
+				if form.Resolution != 0 {
+					assert.WithinDuration(t, stamps[i].Wall, ev.Time, form.Resolution, "event %d (%s) time", i, ev.Kind)
 				} else {
 					assert.True(t, ev.Time.IsZero(), "event %d: this form dates nothing, got %v", i, ev.Time)
 				}

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/otelcol-accel/otelcol-accel/internal/accelsim/kernlog"
 )
 
 // FuzzParse: any input, taken as lines of one log, goes through one
@@ -33,9 +35,9 @@ func FuzzParse(f *testing.F) {
 			f.Add(l)
 		}
 	}
-	for _, form := range lineForms {
+	for _, form := range kernlog.Forms {
 		for _, l := range formLines {
-			f.Add(form.format(stamp{wall: time.Unix(1_731_672_123, 0), sinceBoot: time.Hour, sincePrev: time.Millisecond, seq: 1}, l.text))
+			f.Add(form.Render(kernlog.Stamp{Wall: time.Unix(1_731_672_123, 0), SinceBoot: time.Hour, SincePrev: time.Millisecond, Seq: 1}, l.text))
 		}
 	}
 	f.Add("NVRM: Xid (PCI:")

@@ -29,7 +29,7 @@ type Entry struct {
 func Entries(n *fleet.Node) []Entry {
 	var out []Entry
 	for _, g := range n.GPUs {
-		bus := nvrmBus(g.PCIBusID)
+		bus := NVRMBus(g.PCIBusID)
 		named := false
 		for _, f := range g.Failures {
 			if f.Throttle != "" {
@@ -61,8 +61,8 @@ func Entries(n *fleet.Node) []Entry {
 	return out
 }
 
-// nvrmBus is NVRM's form of a bus id: "00000000:3B:00.0" → "0000:3b:00".
-func nvrmBus(pci string) string {
+// NVRMBus is NVRM's form of a bus id: "00000000:3B:00.0" → "0000:3b:00".
+func NVRMBus(pci string) string {
 	parts := strings.Split(strings.ToLower(pci), ":")
 	if len(parts) != 3 {
 		return strings.ToLower(pci)
