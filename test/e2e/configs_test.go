@@ -42,6 +42,9 @@ func TestShippedConfigsValidate(t *testing.T) {
 		{"cloudwatch-emf.yaml", "insights.yaml"},
 		{"cloudwatch-otlp.yaml", "insights.yaml"},
 		{"amp.yaml", "insights.yaml"},
+		// … with an authenticator (the chart's insights.auth.type).
+		{"gateway.yaml", "insights.yaml", "insights-bearertoken.yaml"},
+		{"cloudwatch-emf.yaml", "insights.yaml", "insights-oidc.yaml"},
 		{"sidecar.yaml"},
 		// Remediation layers on a gateway (the remediation overlay).
 		{"gateway.yaml", "remediation.yaml"},
@@ -70,7 +73,8 @@ func TestShippedConfigsValidate(t *testing.T) {
 		"OTELCOL_ACCEL_AGENT_ENDPOINT=127.0.0.1:4317", "OTELCOL_ACCEL_DEMO_DIR="+t.TempDir(),
 		"OTELCOL_ACCEL_STORAGE_DIR="+t.TempDir(), "OTELCOL_ACCEL_QUEUE_DIR="+t.TempDir(),
 		"OTELCOL_ACCEL_AMP_REMOTE_WRITE_URL=https://aps-workspaces.us-east-1.amazonaws.com/workspaces/ws-e2e/api/v1/remote_write",
-		"OTELCOL_ACCEL_OTLP_BACKEND_ENDPOINT=backend.example:4317")
+		"OTELCOL_ACCEL_OTLP_BACKEND_ENDPOINT=backend.example:4317",
+		"OTELCOL_ACCEL_INSIGHTS_OIDC_ISSUER_URL=https://login.example.com", "OTELCOL_ACCEL_INSIGHTS_OIDC_AUDIENCE=otelcol-accel-console")
 	nodeStacks := 0
 	for _, stack := range stacks {
 		args := []string{"validate"}

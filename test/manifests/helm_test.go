@@ -247,9 +247,13 @@ func gatewayStack(t *testing.T, set map[string]any) (rendered, corev1.Container,
 	r := sortObjects(fmt.Sprintf("helm %v", set), objs)
 	checkWorkloads(t, r, 2)
 	c, _ := findContainer(gatewaySpec(t, r), "otelcol-accel")
+	cm := r.configMaps["otelcol-accel-gateway"]
+	if cm == nil {
+		t.Fatal("no ConfigMap otelcol-accel-gateway")
+	}
 	var configs []map[string]any
 	for _, f := range configArgs(c) {
-		cfg, err := loadConfig(path.Base(f))
+		cfg, err := parseConfig(path.Base(f), cm.Data[path.Base(f)])
 		if err != nil {
 			t.Fatal(err)
 		}

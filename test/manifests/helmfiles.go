@@ -13,7 +13,7 @@ import (
 var chartConfigs = []string{
 	"agent.yaml", "agent-to-gateway.yaml",
 	"gateway.yaml", "otlp.yaml", "cloudwatch-emf.yaml", "cloudwatch-otlp.yaml", "amp.yaml",
-	"insights.yaml", "remediation.yaml", "k8s-reliability.yaml",
+	"insights.yaml", "insights-bearertoken.yaml", "insights-oidc.yaml", "remediation.yaml", "k8s-reliability.yaml",
 }
 
 // chartFiles returns what each file under the chart's files/ must hold.

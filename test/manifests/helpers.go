@@ -32,8 +32,13 @@ func loadConfig(name string) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseConfig(name, string(raw))
+}
+
+// parseConfig parses a collector config's text into a generic tree.
+func parseConfig(name, raw string) (map[string]any, error) {
 	var cfg map[string]any
-	if err := yaml.Unmarshal(raw, &cfg); err != nil {
+	if err := yaml.Unmarshal([]byte(raw), &cfg); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return cfg, nil

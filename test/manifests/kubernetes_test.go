@@ -246,7 +246,9 @@ func checkCollectorContainer(t *testing.T, r rendered, name string, spec corev1.
 			t.Errorf("%s: ConfigMap %s has no key %s", where, cm.Name, path.Base(f))
 			continue
 		}
-		cfg, err := loadConfig(path.Base(f))
+		// What the pod runs: the ConfigMap's copy (the chart also
+		// generates a file, the console's service.extensions).
+		cfg, err := parseConfig(path.Base(f), cm.Data[path.Base(f)])
 		if err != nil {
 			t.Error(err)
 			continue

@@ -76,6 +76,19 @@ spec:
         # default is loopback only).
         - name: OTELCOL_ACCEL_INSIGHTS_ENDPOINT
           value: 0.0.0.0:{{ .Values.insights.port }}
+        # Any other Host is refused (DNS rebinding; docs/security.md).
+        - name: OTELCOL_ACCEL_INSIGHTS_ALLOWED_HOSTS
+          value: {{ include "otelcol-accel.insightsAllowedHosts" . | quote }}
+        - name: OTELCOL_ACCEL_INSIGHTS_ALLOWED_ORIGINS
+          value: {{ toJson .Values.insights.allowedOrigins | quote }}
+        {{- if eq .Values.insights.auth.type "oidc" }}
+        - name: OTELCOL_ACCEL_INSIGHTS_OIDC_ISSUER_URL
+          value: {{ .Values.insights.auth.oidc.issuerURL | quote }}
+        - name: OTELCOL_ACCEL_INSIGHTS_OIDC_AUDIENCE
+          value: {{ .Values.insights.auth.oidc.audience | quote }}
+        - name: OTELCOL_ACCEL_INSIGHTS_OIDC_USERNAME_CLAIM
+          value: {{ .Values.insights.auth.oidc.usernameClaim | quote }}
+        {{- end }}
         {{- end }}
       ports:
         - {name: otlp-grpc, containerPort: 4317, protocol: TCP}
@@ -103,9 +116,19 @@ spec:
       volumeMounts:
         - {name: config, mountPath: /etc/otelcol-accel, readOnly: true}
         - {name: queue, mountPath: /var/lib/otelcol-accel}
+        {{- if and .Values.insights.enabled (eq .Values.insights.auth.type "bearertoken") }}
+        # insights-bearertoken.yaml's default OTELCOL_ACCEL_INSIGHTS_TOKENS_FILE.
+        - {name: insights-auth, mountPath: /etc/otelcol-accel-auth, readOnly: true}
+        {{- end }}
   volumes:
     - name: config
       configMap: {name: {{ include "otelcol-accel.fullname" . }}-gateway}
+    {{- if and .Values.insights.enabled (eq .Values.insights.auth.type "bearertoken") }}
+    - name: insights-auth
+      secret:
+        secretName: {{ .Values.insights.auth.bearerToken.secretName }}
+        items: [{key: tokens, path: tokens}]
+    {{- end }}
     {{- if not .Values.gateway.autoscaling.enabled }}
     - name: queue
       persistentVolumeClaim: {claimName: {{ include "otelcol-accel.fullname" . }}-gateway-queue}
