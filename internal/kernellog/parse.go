@@ -104,7 +104,7 @@ type Message struct {
 type aerLine int
 
 const (
-	aerNone aerLine = iota
+	_ aerLine = iota
 	// aerReceived: a port's "… error received: <source>".
 	aerReceived
 	// aerBusError: "PCIe Bus Error: severity=…, type=…".

@@ -208,4 +208,3 @@ func TestXID79AndSXidsOnAnHGXNodeInDmesgISO(t *testing.T) {
 		accelschema.EventKernelLogUnknown + " " + lost + " 0000:91:00.0 degraded " + accelschema.ActionInvestigate,
 	}, summary)
 }
-
