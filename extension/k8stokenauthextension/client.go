@@ -30,6 +30,9 @@ func (t *tokenSource) current() string {
 		return t.token
 	}
 	t.readAt = now
+	if t.a.cfg.TokenFile == "" {
+		return "" // the client side is off
+	}
 	data, err := os.ReadFile(t.a.cfg.TokenFile)
 	if err != nil {
 		// Outside Kubernetes there is no token: requests go without one,

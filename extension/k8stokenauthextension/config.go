@@ -18,7 +18,8 @@ type Config struct {
 	// TokenFile is the client side's token: the pod's projected service
 	// account token, which the kubelet renews in place; it is read again
 	// every RefreshInterval. A missing file sends no token (and says so
-	// once): outside Kubernetes there is none to send.
+	// once): outside Kubernetes there is none to send. Empty: send none,
+	// silently.
 	TokenFile       string        `mapstructure:"token_file"`
 	RefreshInterval time.Duration `mapstructure:"refresh_interval"`
 

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	authv1 "k8s.io/api/authentication/v1"
 
 	"github.com/otelcol-accel/otelcol-accel/extension/k8stokenauthextension/internal/tokenreview"
 	"github.com/otelcol-accel/otelcol-accel/internal/senderauth"
@@ -56,17 +57,32 @@ func (s *server) Authenticate(ctx context.Context, sources map[string][]string) 
 	}
 	r, err := s.reviewerFor()
 	if err != nil {
-		return ctx, s.refuse(ctx, outcomeUnavailable, err)
+		return s.unavailable(ctx, err)
 	}
 	id, err := r.Review(ctx, token)
 	switch {
 	case errors.Is(err, tokenreview.ErrRejected):
 		return ctx, s.refuse(ctx, outcomeRejected, err)
 	case err != nil:
-		return ctx, s.refuse(ctx, outcomeUnavailable, err)
+		return s.unavailable(ctx, err)
 	}
 	s.count(ctx, outcomeAuthenticated)
 	return senderauth.NewContext(ctx, id), nil
+}
+
+// unavailable: the token could not be reviewed (no API, no RBAC for
+// TokenReview). With allow_anonymous the request goes on without an
+// identity, so a gateway missing its TokenReview permission still takes
+// metrics while what needs an identity refuses the data, loudly; else it
+// is refused with Unavailable, which the sender retries.
+func (s *server) unavailable(ctx context.Context, err error) (context.Context, error) {
+	if s.a.cfg.AllowAnonymous {
+		s.count(ctx, outcomeUnavailable)
+		s.a.rlog.Error("unavailable", "k8s_token_auth: the token could not be reviewed; the request goes on without an identity (allow_anonymous). "+
+			"Give the gateway's service account create on tokenreviews.authentication.k8s.io", zap.Error(err))
+		return ctx, nil
+	}
+	return ctx, s.refuse(ctx, outcomeUnavailable, err)
 }
 
 // refuse counts and logs (rate-limited, per outcome) a refused request
@@ -104,6 +120,8 @@ func (s *server) reviewerFor() (*tokenreview.Reviewer, error) {
 		if post, err = tokenreview.NewPoster(rc); err != nil {
 			return nil, err
 		}
+	} else {
+		post = func(ctx context.Context, r *authv1.TokenReview) (*authv1.TokenReview, error) { return s.a.post(ctx, r) } // tests swap it
 	}
 	s.reviewer = &tokenreview.Reviewer{
 		Audiences: s.a.cfg.Audiences, TTL: s.a.cfg.CacheTTL, Post: post, Now: s.a.now,

@@ -2,6 +2,7 @@ package k8stokenauthextension
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -203,6 +204,22 @@ func TestAllowAnonymous(t *testing.T) {
 	}
 	if _, err := a.Authenticate(context.Background(), bearerHeader("bad")); status.Code(err) != codes.Unauthenticated {
 		t.Errorf("a rejected token with allow_anonymous: %v, want Unauthenticated", err)
+	}
+	// The review cannot be made (no RBAC, no API): the request goes on
+	// without an identity rather than losing the sender's metrics.
+	a.post = func(context.Context, *authv1.TokenReview) (*authv1.TokenReview, error) {
+		return nil, errors.New(`tokenreviews.authentication.k8s.io is forbidden`)
+	}
+	ctx, err = a.Authenticate(context.Background(), bearerHeader("unreviewable"))
+	if err != nil {
+		t.Fatalf("an unreviewable token with allow_anonymous: %v", err)
+	}
+	if _, ok := senderauth.FromContext(ctx); ok {
+		t.Error("an unreviewable token got an identity")
+	}
+	a.cfg.AllowAnonymous = false
+	if _, err := a.Authenticate(context.Background(), bearerHeader("unreviewable-2")); status.Code(err) != codes.Unavailable {
+		t.Errorf("an unreviewable token without allow_anonymous: %v, want Unavailable", err)
 	}
 }
 

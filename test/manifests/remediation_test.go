@@ -63,13 +63,15 @@ func TestRemediationOverlay(t *testing.T) {
 	}
 	r := sortObjects("overlays/remediation", objs)
 
-	var remediator, agent *rbacv1.ClusterRole
+	var remediator, agent, tokenReview *rbacv1.ClusterRole
 	for _, cr := range r.clusterRoles {
 		switch cr.Name {
 		case "otelcol-accel-remediator":
 			remediator = cr
 		case "otelcol-accel":
 			agent = cr
+		case "otelcol-accel-tokenreview":
+			tokenReview = cr
 		default:
 			t.Errorf("unexpected ClusterRole %s", cr.Name)
 		}
@@ -79,6 +81,12 @@ func TestRemediationOverlay(t *testing.T) {
 	}
 	if got, want := grants(t, remediator.Rules), sorted(remediatorRules); !mapsEqual(got, want) {
 		t.Errorf("remediator ClusterRole grants %v; the code uses exactly %v", got, want)
+	}
+	// The gateway's k8s_token_auth verifies the agents' tokens: that alone.
+	if tokenReview == nil {
+		t.Error("no otelcol-accel-tokenreview ClusterRole: the gateway cannot verify the agents' tokens")
+	} else if got, want := grants(t, tokenReview.Rules), map[string][]string{"authentication.k8s.io/tokenreviews": {"create"}}; !mapsEqual(got, want) {
+		t.Errorf("otelcol-accel-tokenreview grants %v, want %v", got, want)
 	}
 	if got, want := grants(t, agent.Rules), sorted(allowedRules); !mapsEqual(got, want) {
 		t.Errorf("the agents' ClusterRole grants %v; they stay read-only: %v", got, want)
@@ -104,9 +112,10 @@ func TestRemediationOverlay(t *testing.T) {
 		}
 	}
 	want := map[string]string{
-		"ClusterRole/otelcol-accel":            "otelcol-accel/otelcol-accel",
-		"ClusterRole/otelcol-accel-remediator": "otelcol-accel/otelcol-accel-remediator",
-		"Role/otelcol-accel-remediator":        "otelcol-accel/otelcol-accel-remediator",
+		"ClusterRole/otelcol-accel":             "otelcol-accel/otelcol-accel",
+		"ClusterRole/otelcol-accel-remediator":  "otelcol-accel/otelcol-accel-remediator",
+		"Role/otelcol-accel-remediator":         "otelcol-accel/otelcol-accel-remediator",
+		"ClusterRole/otelcol-accel-tokenreview": "otelcol-accel/otelcol-accel-remediator",
 	}
 	for k, v := range want {
 		if bound[k] != v {

@@ -73,3 +73,22 @@ securityContext:
   hostPath: {path: /dev/kmsg, type: CharDevice}
 {{- end }}
 {{- end -}}
+
+{{/* The agent's identity to the gateway (docs/security.md, "Telemetry into
+the gateway"): a service account token the kubelet projects, bound to this
+pod (and so to its node) and to the gateway's audience, renewed before it
+expires; agent-to-gateway.yaml's k8s_token_auth sends it, the gateway
+verifies it with TokenReview. Useless to the API server (wrong audience). */}}
+{{- define "otelcol-accel.gatewayTokenMount" -}}
+- {name: gateway-token, mountPath: /var/run/secrets/otelcol-accel/gateway-token, readOnly: true}
+{{- end -}}
+
+{{- define "otelcol-accel.gatewayTokenVolume" -}}
+- name: gateway-token
+  projected:
+    sources:
+      - serviceAccountToken:
+          path: token
+          audience: otelcol-accel-gateway
+          expirationSeconds: 3600
+{{- end -}}

@@ -62,6 +62,9 @@ spec:
             fieldRef: {fieldPath: metadata.namespace}
         - name: OTELCOL_ACCEL_REMEDIATION_MODE
           value: {{ .Values.remediation.mode | quote }}
+        # Only this account's pods speak for their nodes' health (accelerator_sender).
+        - name: OTELCOL_ACCEL_AGENT_SERVICE_ACCOUNT
+          value: {{ printf "%s/%s" .Release.Namespace .Values.serviceAccount.name | quote }}
         {{- if .Values.remediation.dryRun }}
         - name: OTELCOL_ACCEL_REMEDIATION_DRY_RUN
           value: "true"
