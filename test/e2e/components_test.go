@@ -49,9 +49,9 @@ func TestBinaryListsEveryPromisedComponent(t *testing.T) {
 		need []string
 	}{
 		{"receivers", names(listed.Receivers), []string{"otlp", "prometheus", "dcgm", "neuron", "inference", "accelerator_k8s"}},
-		{"processors", names(listed.Processors), []string{"batch", "memory_limiter", "accelerator_attributes", "accelerator_cost"}},
+		{"processors", names(listed.Processors), []string{"batch", "memory_limiter", "accelerator_attributes", "accelerator_cost", "accelerator_sender"}},
 		{"exporters", names(listed.Exporters), []string{"debug", "otlp_grpc", "otlp_http", "prometheus", "prometheus_remote_write", "cloudwatch_emf"}},
-		{"extensions", names(listed.Extensions), []string{"healthcheckv2", "pprof", "zpages", "file_storage", "sigv4auth", "bearertokenauth", "oidc"}},
+		{"extensions", names(listed.Extensions), []string{"healthcheckv2", "pprof", "zpages", "file_storage", "sigv4auth", "bearertokenauth", "oidc", "k8s_token_auth"}},
 		{"providers", schemes, []string{"env", "file", "yaml", "http", "https"}},
 	}
 	for _, w := range want {
