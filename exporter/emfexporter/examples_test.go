@@ -24,6 +24,7 @@ import (
 	"go.opentelemetry.io/collector/receiver/otlpreceiver"
 
 	"github.com/otelcol-accel/otelcol-accel/exporter/emfexporter/internal/metadata"
+	"github.com/otelcol-accel/otelcol-accel/extension/k8stokenauthextension"
 	"github.com/otelcol-accel/otelcol-accel/internal/componenthealth/componenthealthtest"
 	"github.com/otelcol-accel/otelcol-accel/internal/cwlogstest"
 )
@@ -42,7 +43,7 @@ func factories() map[string]map[component.Type]factory {
 		"receivers":  {otlpreceiver.NewFactory()},
 		"processors": {batchprocessor.NewFactory(), memorylimiterprocessor.NewFactory()},
 		"exporters":  {NewFactory(), otlphttpexporter.NewFactory()},
-		"extensions": {sigv4authextension.NewFactory(), filestorage.NewFactory(), healthcheckv2extension.NewFactory()},
+		"extensions": {sigv4authextension.NewFactory(), filestorage.NewFactory(), healthcheckv2extension.NewFactory(), k8stokenauthextension.NewFactory()},
 	} {
 		for _, f := range fs {
 			out[kind][f.Type()] = f
