@@ -88,7 +88,11 @@ type RulesConfig struct {
 	Deviations float64 `mapstructure:"deviations"`
 	// Sustain is how many judged windows in a row must regress before a
 	// finding: one window at the edge of a burst is not a regression.
-	Sustain         int     `mapstructure:"sustain"`
+	Sustain int `mapstructure:"sustain"`
+	// MinTail is how many observations a window's p95 must rest on (5 % of
+	// its TTFT requests, of its ITL tokens): a p95 of 28 requests is the
+	// second slowest, noise. A signal with fewer is not judged.
+	MinTail         int     `mapstructure:"min_tail"`
 	KVCacheHigh     float64 `mapstructure:"kv_cache_high"`
 	KVCacheFull     float64 `mapstructure:"kv_cache_full"`
 	QueueAtLimit    float64 `mapstructure:"queue_at_limit"`
@@ -127,6 +131,7 @@ func createDefaultConfig() component.Config {
 			MinITLIncrease:  time.Duration(d.MinITL * float64(time.Second)),
 			Deviations:      d.Deviations,
 			Sustain:         2,
+			MinTail:         5,
 			KVCacheHigh:     d.KVCacheHigh,
 			KVCacheFull:     d.KVCacheFull,
 			QueueAtLimit:    d.QueueAtLimit,
@@ -191,6 +196,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Rules.Deviations < 0 {
 		errs = append(errs, fmt.Errorf("rules.deviations must not be negative, got %g", c.Rules.Deviations))
+	}
+	if c.Rules.MinTail < 1 {
+		errs = append(errs, fmt.Errorf("rules.min_tail must be at least 1 observation, got %d", c.Rules.MinTail))
 	}
 	if c.Rules.Sustain < 1 {
 		errs = append(errs, fmt.Errorf("rules.sustain must be at least 1 window, got %d", c.Rules.Sustain))

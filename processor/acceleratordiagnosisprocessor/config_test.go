@@ -57,6 +57,7 @@ func TestValidateNamesWhatIsWrong(t *testing.T) {
 		{func(c *Config) { c.Baselines.TrafficWindows = 2 }, "baselines.traffic_windows must be at least 3"},
 		{func(c *Config) { c.Rules.Deviations = -1 }, "rules.deviations must not be negative"},
 		{func(c *Config) { c.Rules.Sustain = 0 }, "rules.sustain must be at least 1 window"},
+		{func(c *Config) { c.Rules.MinTail = 0 }, "rules.min_tail must be at least 1 observation"},
 	} {
 		cfg := createDefaultConfig().(*Config)
 		c.change(cfg)

@@ -154,7 +154,7 @@ type server struct {
 func newServer(pod string) *server {
 	return &server{pod: pod, namespace: "chat", workload: "vllm-llama", model: "meta-llama/Llama-3.1-8B-Instruct",
 		start: at(-time.Hour), ttft: make([]uint64, len(ttftBounds)+1), itl: make([]uint64, len(itlBounds)+1),
-		ttftValue: 0.15, itlValue: 0.015, requests: 20, kv: 0.6, running: 40}
+		ttftValue: 0.15, itlValue: 0.015, requests: 30, kv: 0.6, running: 40}
 }
 
 func onNode(sv *server, node string) *server {

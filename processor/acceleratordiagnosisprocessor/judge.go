@@ -45,6 +45,9 @@ func (p *diagnosisProcessor) judgeAll(js []judgement, now time.Time) []finding {
 	return out
 }
 
+// p95 is the percentile judged.
+const p95 = 0.95
+
 // Why a window is not learned from (or not judged).
 const (
 	windowSteady   = ""
@@ -62,15 +65,20 @@ const (
 func (p *diagnosisProcessor) judge(j *judgement, now time.Time) (finding, bool) {
 	e, w := j.ep, &j.w
 	var sig latencydiagnosis.Signals
-	minReq := float64(p.cfg.MinRequests)
-	if w.ttft.total >= minReq {
-		sig.TTFT, sig.HasTTFT = w.ttft.quantile(0.95), true
+	// A p95 rests on the slowest 5 % of the window's observations: at
+	// least min_requests of them, and min_tail in that tail.
+	need := max(float64(p.cfg.MinRequests), float64(p.cfg.Rules.MinTail)/(1-p95))
+	if w.ttft.total >= need {
+		sig.TTFT, sig.HasTTFT = w.ttft.quantile(p95), true
 	}
-	if w.itl.total >= minReq {
-		sig.ITL, sig.HasITL = w.itl.quantile(0.95), true
+	if w.itl.total >= need {
+		sig.ITL, sig.HasITL = w.itl.quantile(p95), true
 	}
 	end := pcommon.Timestamp((j.idx + 1) * int64(p.cfg.Window))
 	why := p.steadiness(j, end)
+	if !sig.HasTTFT && !sig.HasITL && why == windowSteady {
+		why = windowQuiet
+	}
 	if why == windowQuiet || why == windowWarmup || why == windowTraffic {
 		e.streak = 0
 		if why != windowQuiet {

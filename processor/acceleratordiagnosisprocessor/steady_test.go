@@ -58,7 +58,7 @@ func TestStartUpRampIsNotBaseline(t *testing.T) {
 	ramp := []struct {
 		requests uint64
 		ttft     float64
-	}{{3, 0.7}, {3, 0.7}, {8, 0.35}, {20, 0.15}} // per scrape, for a window each
+	}{{3, 0.7}, {3, 0.7}, {10, 0.35}, {30, 0.15}} // per scrape, for a window each
 	for w, r := range ramp {
 		for _, sv := range f.servers {
 			sv.requests, sv.ttftValue = r.requests, r.ttft
@@ -128,7 +128,7 @@ func TestScaleEventIsNotBaseline(t *testing.T) {
 			added := onNode(newServer("pod-c"), "node-c")
 			added.start = at(steadyScrapes * step)
 			for _, sv := range append(f.servers, added) {
-				sv.requests = 13
+				sv.requests = 20
 			}
 			added.ttftValue = 0.3
 			f.servers = append(f.servers, added)
@@ -169,12 +169,12 @@ func TestTrafficBurstIsNotARegression(t *testing.T) {
 	for burst := 0; burst < 3; burst++ {
 		drive(h, f, i, i+8, func(int) {
 			for _, sv := range f.servers {
-				sv.requests, sv.ttftValue = 100, 3
+				sv.requests, sv.ttftValue = 150, 3
 			}
 		})
 		drive(h, f, i+8, i+24, func(int) {
 			for _, sv := range f.servers {
-				sv.requests, sv.ttftValue = 20, 0.15
+				sv.requests, sv.ttftValue = 30, 0.15
 			}
 		})
 		i += 24
@@ -182,6 +182,29 @@ func TestTrafficBurstIsNotARegression(t *testing.T) {
 	assert.Empty(t, h.findings(), "bursts of traffic raise nothing")
 	drive(h, f, i, i+12, func(int) { regress(f) })
 	requireOneRegression(t, h, s.CauseUndetermined)
+}
+
+// A p95 that rests on too few requests is not judged: an endpoint of 80
+// requests a window (4 in its tail, under min_tail) whose TTFT p95 jumps
+// raises nothing, though its ITL (tokens, thousands) is still judged.
+func TestATailOfAFewRequestsIsNotJudged(t *testing.T) {
+	h := newHarness(t, testConfig(), nil, component.NewIDWithName(metadata.Type, "tail"))
+	defer h.shutdown()
+	f := twoReplicas()
+	for _, sv := range f.servers {
+		sv.requests = 10 // 80 a window
+	}
+	drive(h, f, 0, steadyScrapes, nil)
+	drive(h, f, steadyScrapes, steadyScrapes+24, func(int) { regress(f) })
+	assert.Empty(t, h.findings(), "TTFT p95 of 80 requests is not judged")
+	drive(h, f, steadyScrapes+24, steadyScrapes+36, func(int) {
+		for _, sv := range f.servers {
+			sv.itlValue = 0.05
+		}
+	})
+	fs := h.findings()
+	require.Len(t, fs, 1, "ITL, thousands of tokens a window, is judged")
+	assert.Contains(t, fs[0].evidence, "itl_p95=")
 }
 
 // One regressed window alone (the edge of a burst that stayed within the
