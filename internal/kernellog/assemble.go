@@ -45,6 +45,28 @@ const (
 	SkipDuplicate = "duplicate"
 )
 
+// Skipper is how a receiver reports what made no health event: Count adds
+// one to its kernel_log_lines_skipped counter for a reason, Log logs
+// (rate-limited per key). Both receivers report through it, so a skipped
+// line reads the same whichever read it.
+type Skipper struct {
+	Count func(reason string)
+	Log   func(key, msg string)
+}
+
+// Line reports one line.
+func (k Skipper) Line(s Skip) {
+	k.Count(s.Reason)
+	k.Log("kernellog/skipped/"+s.Reason, s.Describe())
+}
+
+// Event reports every line of an event that makes no health event.
+func (k Skipper) Event(ev Event, reason string) {
+	for _, l := range ev.Lines {
+		k.Line(Skip{Where: ev.Where, Reason: reason, Text: l})
+	}
+}
+
 // Describe says in words why a line was skipped, for the component's log.
 func (s Skip) Describe() string {
 	why := s.Reason

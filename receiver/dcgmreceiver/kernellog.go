@@ -80,7 +80,7 @@ func (k *kernelLog) start(ctx context.Context, host component.Host) error {
 		Backlog:    k.cfg.MaxBacklog,
 		Handle:     k.handle,
 		Problem:    k.problem,
-		Skipped:    k.skipped,
+		Skipped:    k.skipper().Line,
 		Recovered:  func() { k.r.status.Clear(sourceKernelLog) },
 	}
 	k.run = func() {
@@ -132,17 +132,14 @@ func (k *kernelLog) problem(p kernellog.Problem) {
 	k.r.warn.Warn("kernellog/"+p.Key, "kernel log: "+p.Err.Error())
 }
 
-// skipped counts a line that made no health event, and says where it was
-// and why (rate-limited per reason).
-func (k *kernelLog) skipped(s kernellog.Skip) {
-	k.r.tel.ReceiverDcgmKernelLogLinesSkipped.Add(context.Background(), 1, metric.WithAttributes(attribute.String("reason", s.Reason)))
-	k.r.warn.Info("kernellog/skipped/"+s.Reason, s.Describe())
-}
-
-// skipEvent reports every line of an event that makes no health event.
-func (k *kernelLog) skipEvent(ev kernellog.Event, reason string) {
-	for _, l := range ev.Lines {
-		k.skipped(kernellog.Skip{Where: ev.Where, Reason: reason, Text: l})
+// skipper counts a line that made no health event in the receiver's
+// telemetry and says where it was and why (rate-limited per reason).
+func (k *kernelLog) skipper() kernellog.Skipper {
+	return kernellog.Skipper{
+		Count: func(reason string) {
+			k.r.tel.ReceiverDcgmKernelLogLinesSkipped.Add(context.Background(), 1, metric.WithAttributes(attribute.String("reason", reason)))
+		},
+		Log: func(key, msg string) { k.r.warn.Info(key, msg) },
 	}
 }
 
@@ -230,14 +227,14 @@ func (k *kernelLog) handle(ev kernellog.Event) {
 			id, _ = k.identity(ev.Bus)
 		}
 		if k.repeated(id, xid.KernelLogUnknown, at) {
-			k.skipEvent(ev, kernellog.SkipDuplicate)
+			k.skipper().Event(ev, kernellog.SkipDuplicate)
 			return
 		}
 		rec := k.r.health.ObserveCondition(id, xid.KernelLogUnknown, at, detail)
 		rec.Message = fmt.Sprintf("%s on %s: %q. Recommended action: %s.", rec.Class.Mnemonic, subjectOf(id, k.r.hostName), clipLine(ev.Lines[0]), rec.Class.Action)
 		k.r.publish(context.Background(), []health.Record{rec})
 	case kernellog.KindNeuronHWError:
-		k.skipEvent(ev, kernellog.SkipOtherReceiver) // the neuron receiver's
+		k.skipper().Event(ev, kernellog.SkipOtherReceiver) // the neuron receiver's
 	}
 }
 
@@ -255,7 +252,7 @@ func (k *kernelLog) pcieError(ev kernellog.Event, at time.Time, detail string) {
 	}
 	ids := k.pcieDevices(ev)
 	if len(ids) == 0 {
-		k.skipEvent(ev, kernellog.SkipNotAccelerator)
+		k.skipper().Event(ev, kernellog.SkipNotAccelerator)
 		return
 	}
 	where := "PCI " + ev.Bus
@@ -264,7 +261,7 @@ func (k *kernelLog) pcieError(ev kernellog.Event, at time.Time, detail string) {
 	}
 	for _, id := range ids {
 		if k.repeated(id, c, at) {
-			k.skipEvent(ev, kernellog.SkipDuplicate)
+			k.skipper().Event(ev, kernellog.SkipDuplicate)
 			continue
 		}
 		rec := k.r.health.ObserveCondition(id, c, at, detail)

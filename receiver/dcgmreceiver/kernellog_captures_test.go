@@ -10,7 +10,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/receiver"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
@@ -18,53 +17,6 @@ import (
 	"github.com/otelcol-accel/otelcol-accel/internal/kernellog"
 	"github.com/otelcol-accel/otelcol-accel/receiver/dcgmreceiver/internal/nvmltest"
 )
-
-// healthRecord is what an operator reads of a health event.
-type healthRecord struct {
-	hwID, bus, event, state, action, mode, body string
-}
-
-// healthRecords reads what the sink holds without taking it (allLogs
-// moves the records out).
-func healthRecords(sink []plog.Logs) []healthRecord {
-	var out []healthRecord
-	for _, logs := range sink {
-		out = append(out, healthRecordsOf(logs)...)
-	}
-	return out
-}
-
-func healthRecordsOf(logs plog.Logs) []healthRecord {
-	var out []healthRecord
-	for i := 0; i < logs.ResourceLogs().Len(); i++ {
-		rl := logs.ResourceLogs().At(i)
-		res := rl.Resource().Attributes()
-		for j := 0; j < rl.ScopeLogs().Len(); j++ {
-			lrs := rl.ScopeLogs().At(j).LogRecords()
-			for k := 0; k < lrs.Len(); k++ {
-				lr := lrs.At(k)
-				r := healthRecord{event: lr.EventName(), body: lr.Body().AsString()}
-				if v, ok := res.Get(accelschema.AttrHWID); ok {
-					r.hwID = v.Str()
-				}
-				if v, ok := res.Get(accelschema.AttrPCIBusID); ok {
-					r.bus = v.Str()
-				}
-				if v, ok := lr.Attributes().Get(accelschema.AttrHWState); ok {
-					r.state = v.Str()
-				}
-				if v, ok := lr.Attributes().Get(accelschema.AttrHealthAction); ok {
-					r.action = v.Str()
-				}
-				if v, ok := lr.Attributes().Get(accelschema.AttrHealthFailureMode); ok {
-					r.mode = v.Str()
-				}
-				out = append(out, r)
-			}
-		}
-	}
-	return out
-}
 
 // kernelLogReceiver starts the receiver on an H100 node whose kernel log
 // is a file, with a sysfs tree in which GPU 2 sits behind the root port
@@ -141,8 +93,8 @@ func TestFatalPCIeErrorOnTheRootPortAboveAGPU(t *testing.T) {
 		return len(got) >= 1 && skippedLines(t, tt)["not_accelerator"] >= 1
 	}, 30*time.Second, 10*time.Millisecond, "records %v, skipped %v", got, skippedLines(t, tt))
 	require.Len(t, got, 1, "one fault, one event: %v", got)
-	assert.Equal(t, healthRecord{hwID: nvmltest.UUID(2), bus: got[0].bus, event: accelschema.EventPCIeAER, state: accelschema.HWStateFailed,
-		action: accelschema.ActionRebootNode, mode: accelschema.FailureModeInterconnect, body: got[0].body}, got[0])
+	assert.Equal(t, healthRecord{loggedEvent: loggedEvent{hwID: nvmltest.UUID(2), bus: got[0].bus, sources: "kernel_log", event: accelschema.EventPCIeAER},
+		state: accelschema.HWStateFailed, action: accelschema.ActionRebootNode, mode: accelschema.FailureModeInterconnect}, got[0])
 	skipped := skippedLines(t, tt)
 	assert.Equal(t, int64(5), skipped["duplicate"], "the audio function, the port's recovery, the port's report with its bus error and link reset lines")
 	assert.Zero(t, skipped["informational"], "the link reset is part of the port's report")

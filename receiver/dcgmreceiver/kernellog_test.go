@@ -23,8 +23,33 @@ type loggedEvent struct {
 	event                       string
 }
 
+// healthRecord is what an operator reads of a health event: what
+// loggedEvent names, and the state, action and failure mode.
+type healthRecord struct {
+	loggedEvent
+	state, action, mode string
+}
+
 func loggedEvents(logs plog.Logs) []loggedEvent {
 	var out []loggedEvent
+	for _, r := range healthRecordsOf(logs) {
+		out = append(out, r.loggedEvent)
+	}
+	return out
+}
+
+// healthRecords reads what the sink holds without taking it (allLogs
+// moves the records out).
+func healthRecords(sink []plog.Logs) []healthRecord {
+	var out []healthRecord
+	for _, logs := range sink {
+		out = append(out, healthRecordsOf(logs)...)
+	}
+	return out
+}
+
+func healthRecordsOf(logs plog.Logs) []healthRecord {
+	var out []healthRecord
 	for i := 0; i < logs.ResourceLogs().Len(); i++ {
 		rl := logs.ResourceLogs().At(i)
 		res := rl.Resource().Attributes()
@@ -51,7 +76,17 @@ func loggedEvents(logs plog.Logs) []loggedEvent {
 				if v, ok := a.Get(accelschema.AttrProcessName); ok {
 					e.process = v.Str()
 				}
-				out = append(out, e)
+				r := healthRecord{loggedEvent: e}
+				if v, ok := a.Get(accelschema.AttrHWState); ok {
+					r.state = v.Str()
+				}
+				if v, ok := a.Get(accelschema.AttrHealthAction); ok {
+					r.action = v.Str()
+				}
+				if v, ok := a.Get(accelschema.AttrHealthFailureMode); ok {
+					r.mode = v.Str()
+				}
+				out = append(out, r)
 			}
 		}
 	}

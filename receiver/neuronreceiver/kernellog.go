@@ -46,7 +46,7 @@ func (k *kernelLog) start(ctx context.Context, host component.Host) error {
 		Backlog:    cfg.MaxBacklog,
 		Handle:     k.handle,
 		Problem:    k.problem,
-		Skipped:    k.skipped,
+		Skipped:    k.skipper().Line,
 		Recovered:  func() { k.r.status.Clear(sourceKernelLog) },
 	}
 	go func() {
@@ -79,16 +79,14 @@ func (k *kernelLog) problem(p kernellog.Problem) {
 	k.r.log.Warn("kernellog/"+p.Key, "kernel log: "+p.Err.Error())
 }
 
-// skipped counts a line that made no health event, and says where it was
-// and why (rate-limited per reason).
-func (k *kernelLog) skipped(s kernellog.Skip) {
-	k.r.tel.ReceiverNeuronKernelLogLinesSkipped.Add(context.Background(), 1, metric.WithAttributes(attribute.String("reason", s.Reason)))
-	k.r.log.Info("kernellog/skipped/"+s.Reason, s.Describe())
-}
-
-func (k *kernelLog) skipEvent(ev kernellog.Event, reason string) {
-	for _, l := range ev.Lines {
-		k.skipped(kernellog.Skip{Where: ev.Where, Reason: reason, Text: l})
+// skipper counts a line that made no health event in the receiver's
+// telemetry and says where it was and why (rate-limited per reason).
+func (k *kernelLog) skipper() kernellog.Skipper {
+	return kernellog.Skipper{
+		Count: func(reason string) {
+			k.r.tel.ReceiverNeuronKernelLogLinesSkipped.Add(context.Background(), 1, metric.WithAttributes(attribute.String("reason", reason)))
+		},
+		Log: func(key, msg string) { k.r.log.Info(key, msg) },
 	}
 }
 
@@ -102,7 +100,7 @@ func (k *kernelLog) handle(ev kernellog.Event) {
 	case kernellog.KindNeuronHWError:
 	case kernellog.KindAER:
 		if !k.neuronLink(ev) {
-			k.skipEvent(ev, kernellog.SkipNotAccelerator)
+			k.skipper().Event(ev, kernellog.SkipNotAccelerator)
 			return
 		}
 		c := xid.PCIeAERCorrected
@@ -121,7 +119,7 @@ func (k *kernelLog) handle(ev kernellog.Event) {
 		e.Device, e.Core = -1, -1
 		e.PCIe = &mapping.PCIeError{Condition: c, Where: where, Text: ev.Text}
 	default:
-		k.skipEvent(ev, kernellog.SkipOtherReceiver) // NVIDIA's lines are the dcgm receiver's
+		k.skipper().Event(ev, kernellog.SkipOtherReceiver) // NVIDIA's lines are the dcgm receiver's
 		return
 	}
 	k.r.mapMu.Lock()
