@@ -7,6 +7,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	"github.com/otelcol-accel/otelcol-accel/internal/accelschema"
+	"github.com/otelcol-accel/otelcol-accel/internal/pmetricutil"
 	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorattributesprocessor/internal/index"
 	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorattributesprocessor/internal/metadata"
 )
@@ -128,38 +129,11 @@ func batchTime(rm pmetric.ResourceMetrics) pcommon.Timestamp {
 	for i := 0; i < sms.Len(); i++ {
 		ms := sms.At(i).Metrics()
 		for j := 0; j < ms.Len(); j++ {
-			latest = max(latest, latestPoint(ms.At(j)))
+			latest = max(latest, pmetricutil.LatestTimestamp(ms.At(j)))
 		}
 	}
 	if latest == 0 {
 		return pcommon.NewTimestampFromTime(time.Now())
-	}
-	return latest
-}
-
-func latestPoint(m pmetric.Metric) pcommon.Timestamp {
-	var latest pcommon.Timestamp
-	switch m.Type() {
-	case pmetric.MetricTypeGauge, pmetric.MetricTypeSum:
-		dps, _ := numberPoints(m)
-		for k := 0; k < dps.Len(); k++ {
-			latest = max(latest, dps.At(k).Timestamp())
-		}
-	case pmetric.MetricTypeHistogram:
-		dps := m.Histogram().DataPoints()
-		for k := 0; k < dps.Len(); k++ {
-			latest = max(latest, dps.At(k).Timestamp())
-		}
-	case pmetric.MetricTypeExponentialHistogram:
-		dps := m.ExponentialHistogram().DataPoints()
-		for k := 0; k < dps.Len(); k++ {
-			latest = max(latest, dps.At(k).Timestamp())
-		}
-	case pmetric.MetricTypeSummary:
-		dps := m.Summary().DataPoints()
-		for k := 0; k < dps.Len(); k++ {
-			latest = max(latest, dps.At(k).Timestamp())
-		}
 	}
 	return latest
 }

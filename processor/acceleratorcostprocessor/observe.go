@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 
 	s "github.com/otelcol-accel/otelcol-accel/internal/accelschema"
+	"github.com/otelcol-accel/otelcol-accel/internal/pmetricutil"
 	"github.com/otelcol-accel/otelcol-accel/internal/xid"
 	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorcostprocessor/internal/metadata"
 )
@@ -212,7 +213,7 @@ func readSignals(rm pmetric.ResourceMetrics) signals {
 			case pmetric.MetricTypeSum:
 				dps = m.Sum().DataPoints()
 			default:
-				sg.t = max(sg.t, latestOther(m))
+				sg.t = max(sg.t, pmetricutil.LatestTimestamp(m))
 				continue
 			}
 			if dps.Len() == 0 {
@@ -367,28 +368,6 @@ func ownPoint(dp pmetric.NumberDataPoint) bool {
 }
 
 func anyPoint(pmetric.NumberDataPoint) bool { return true }
-
-func latestOther(m pmetric.Metric) pcommon.Timestamp {
-	var t pcommon.Timestamp
-	switch m.Type() {
-	case pmetric.MetricTypeHistogram:
-		dps := m.Histogram().DataPoints()
-		for k := 0; k < dps.Len(); k++ {
-			t = max(t, dps.At(k).Timestamp())
-		}
-	case pmetric.MetricTypeExponentialHistogram:
-		dps := m.ExponentialHistogram().DataPoints()
-		for k := 0; k < dps.Len(); k++ {
-			t = max(t, dps.At(k).Timestamp())
-		}
-	case pmetric.MetricTypeSummary:
-		dps := m.Summary().DataPoints()
-		for k := 0; k < dps.Len(); k++ {
-			t = max(t, dps.At(k).Timestamp())
-		}
-	}
-	return t
-}
 
 // podKeys are the keys a serving pod's signals are filed under and looked up
 // by: its UID, and namespace/name.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/otelcol-accel/otelcol-accel/internal/accelschema"
 	"github.com/otelcol-accel/otelcol-accel/internal/componenthealth"
+	"github.com/otelcol-accel/otelcol-accel/internal/pmetricutil"
 	"github.com/otelcol-accel/otelcol-accel/internal/senderauth"
 	"github.com/otelcol-accel/otelcol-accel/processor/acceleratorsenderprocessor/internal/metadata"
 )
@@ -102,7 +103,7 @@ func (p *senderProcessor) processMetrics(ctx context.Context, md pmetric.Metrics
 			for i := 0; i < sms.Len(); i++ {
 				ms := sms.At(i).Metrics()
 				for j := 0; j < ms.Len(); j++ {
-					points += dataPoints(ms.At(j))
+					points += pmetricutil.PointCount(ms.At(j))
 				}
 			}
 			p.dropped(ctx, s, res, "metrics", reason, points, "")
@@ -129,20 +130,4 @@ func (p *senderProcessor) dropped(ctx context.Context, s sender, res interface{ 
 		fields = append(fields, zap.String("event", event))
 	}
 	p.rlog.Warn(signal+"/"+reason+"/"+who, "accelerator_sender: dropped data its sender may not speak for", fields...)
-}
-
-func dataPoints(m pmetric.Metric) int {
-	switch m.Type() {
-	case pmetric.MetricTypeGauge:
-		return m.Gauge().DataPoints().Len()
-	case pmetric.MetricTypeSum:
-		return m.Sum().DataPoints().Len()
-	case pmetric.MetricTypeHistogram:
-		return m.Histogram().DataPoints().Len()
-	case pmetric.MetricTypeExponentialHistogram:
-		return m.ExponentialHistogram().DataPoints().Len()
-	case pmetric.MetricTypeSummary:
-		return m.Summary().DataPoints().Len()
-	}
-	return 0
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/otelcol-accel/otelcol-accel/exporter/acceleratorinsightsexporter/internal/fleet"
 	s "github.com/otelcol-accel/otelcol-accel/internal/accelschema"
+	"github.com/otelcol-accel/otelcol-accel/internal/pmetricutil"
 	"github.com/otelcol-accel/otelcol-accel/internal/xid"
 )
 
@@ -135,23 +136,6 @@ func chartOf(name string) int {
 		return chartGREngine
 	}
 	return -1
-}
-
-// pointCount is how many points a metric carries.
-func pointCount(m pmetric.Metric) int {
-	switch m.Type() {
-	case pmetric.MetricTypeGauge:
-		return m.Gauge().DataPoints().Len()
-	case pmetric.MetricTypeSum:
-		return m.Sum().DataPoints().Len()
-	case pmetric.MetricTypeHistogram:
-		return m.Histogram().DataPoints().Len()
-	case pmetric.MetricTypeExponentialHistogram:
-		return m.ExponentialHistogram().DataPoints().Len()
-	case pmetric.MetricTypeSummary:
-		return m.Summary().DataPoints().Len()
-	}
-	return 0
 }
 
 // numberPoints returns a gauge's or sum's points.
@@ -304,13 +288,13 @@ func (st *Store) consumeOther(rm pmetric.ResourceMetrics, attrs pcommon.Map, now
 			name := metric.Name()
 			switch {
 			case strings.HasPrefix(name, "gen_ai.server."):
-				st.ingested.Modelled += pointCount(metric)
+				st.ingested.Modelled += pmetricutil.PointCount(metric)
 				if srv == nil {
 					srv = st.serverFor(attrs, nowMS)
 				}
 				st.serverMetric(srv, metric)
 			case name == s.MetricMPSDaemonUp || name == s.MetricMPSServers || name == s.MetricMPSActiveThreads:
-				st.ingested.Modelled += pointCount(metric)
+				st.ingested.Modelled += pmetricutil.PointCount(metric)
 				st.mpsMetric(attrs, metric, nowMS)
 			}
 		}
